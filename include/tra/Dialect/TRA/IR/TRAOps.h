@@ -1,0 +1,47 @@
+//===- TRAOps.h - tra dialect operations ------------------------*- C++ -*-===//
+
+#ifndef TRA_DIALECT_TRA_IR_TRAOPS_H
+#define TRA_DIALECT_TRA_IR_TRAOPS_H
+
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/Interfaces/ControlFlowInterfaces.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include "tra/Dialect/TRA/IR/EinsumSpec.h"
+#include "tra/Dialect/TRA/IR/TRADialect.h"
+
+#include "tra/Dialect/TRA/IR/TRAEnums.h.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "tra/Dialect/TRA/IR/TRAAttrs.h.inc"
+
+#define GET_OP_CLASSES
+#include "tra/Dialect/TRA/IR/TRAOps.h.inc"
+
+namespace mlir {
+namespace tra {
+
+/// Number of inputs a combiner accepts: {min, max}; max 0 means unbounded.
+std::pair<unsigned, unsigned> getCombinerArity(CombinerKind kind);
+
+/// Applies a combiner to scalar operands (in double precision).
+double applyCombiner(CombinerKind kind, llvm::ArrayRef<double> operands);
+
+/// The identity element of an aggregation (0 for sum, -inf for max, ...).
+double getAggregationIdentity(AggregationKind kind);
+
+/// Folds `value` into the running aggregate `acc`.
+double applyAggregation(AggregationKind kind, double acc, double value);
+
+/// Rounds `value` to the precision of the scalar type `type` (f16, bf16, f32
+/// round to nearest even; integers truncate toward zero; i1 tests != 0).
+double roundToElementType(mlir::Type type, double value);
+
+} // namespace tra
+} // namespace mlir
+
+#endif // TRA_DIALECT_TRA_IR_TRAOPS_H
