@@ -42,6 +42,10 @@ FailureOr<ScalarProgram> ScalarProgram::compile(Block &body) {
   for (Operation &op : body.without_terminator()) {
     if (op.getNumResults() != 1 || op.getNumRegions() != 0)
       return op.emitOpError("is not supported in a tra.map body"), failure();
+    for (Value operand : op.getOperands())
+      if (!slots.count(operand))
+        return op.emitOpError("uses a value defined outside the tra.map body"),
+               failure();
     Instr instr;
     instr.type = op.getResult(0).getType();
     if (op.getNumOperands() > 0)

@@ -79,7 +79,7 @@ def TRA_EinsumOp : TRA_Op<"einsum", [Pure]> {
 // tra.map, tra.index, tra.yield
 //===----------------------------------------------------------------------===//
 
-def TRA_MapOp : TRA_Op<"map", [Pure]> {
+def TRA_MapOp : TRA_Op<"map", [Pure, IsolatedFromAbove]> {
   let summary = "elementwise computation with a scalar body";
   let description = [{
     Computes every element of the result by running `body` on the matching
@@ -89,7 +89,8 @@ def TRA_MapOp : TRA_Op<"map", [Pure]> {
     pairs each row of a matrix with one vector; an input with the empty term
     is a scalar (0-d tensor).
 
-    The body has one scalar argument per input, uses `arith` and `math`
+    The body is isolated from above (it sees only its arguments), has one
+    scalar argument per input, uses `arith` and `math`
     operations, may read the current result index of a dimension with
     `tra.index`, and ends with `tra.yield` of one value of the result's
     element type.

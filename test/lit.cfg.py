@@ -1,0 +1,34 @@
+# -*- Python -*-
+import os
+
+import lit.formats
+from lit.llvm import llvm_config
+from lit.llvm.subst import ToolSubst
+
+config.name = "TRA"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".mlir", ".test"]
+config.excludes = ["Inputs", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.tra_obj_root, "test")
+
+config.substitutions.append(("%PATH%", config.environment["PATH"]))
+config.substitutions.append(("%python", config.python_executable))
+config.substitutions.append(("%tra_src", config.tra_src_root))
+config.substitutions.append(
+    ("%models", os.path.join(os.path.dirname(config.tra_src_root), "shared", "models")))
+
+# Locals resolve first, then the LLVM tools (FileCheck, not, count).
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+llvm_config.with_environment("PATH", config.tra_tools_dir, append_path=False)
+llvm_config.use_default_substitutions()
+
+# Strict FileCheck: variables do not leak across CHECK-LABELs.
+config.environment["FILECHECK_OPTS"] = "-enable-var-scope --allow-unused-prefixes=false"
+# Sanitizer builds: fail on any report, and let ASan's leak checker run.
+config.environment["ASAN_OPTIONS"] = "detect_leaks=1:abort_on_error=0"
+config.environment["UBSAN_OPTIONS"] = "print_stacktrace=1:halt_on_error=1"
+
+tools = ["tra-opt", "tra-interpret", "tra-tensor", "tra-compile"]
+llvm_config.add_tool_substitutions(
+    [ToolSubst(t, unresolved="ignore") for t in tools], [config.tra_tools_dir])
