@@ -19,8 +19,8 @@ config.substitutions.append(
     ("%models", os.path.join(os.path.dirname(config.tra_src_root), "shared", "models")))
 
 # Locals resolve first, then the LLVM tools (FileCheck, not, count).
-llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
-llvm_config.with_environment("PATH", config.tra_tools_dir, append_path=False)
+llvm_config.with_environment(
+    "PATH", [config.tra_tools_dir, config.llvm_tools_dir], append_path=True)
 llvm_config.use_default_substitutions()
 
 # Strict FileCheck: variables do not leak across CHECK-LABELs.

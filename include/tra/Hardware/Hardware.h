@@ -347,10 +347,10 @@ private:
   MachineSpec spec;
   std::vector<Device> devices;
   std::vector<Node> nodes;
-  /// Per node group, per pair of device kinds (index kindPairIndex), the
-  /// index of the LinkSpec used between them, or -1 where the pair cannot
+  /// Per node group, per pair of device kinds (cpu-cpu, cpu-gpu, gpu-gpu),
+  /// the index of the LinkSpec used between them, or -1 where the pair cannot
   /// occur.
-  std::vector<std::array<int, 4>> intraNodeLinks;
+  std::vector<std::array<int, 3>> intraNodeLinks;
 };
 
 //===----------------------------------------------------------------------===//

@@ -96,8 +96,8 @@ func.func @negative_unary_combiner_arity(%a: tensor<4xf32>) -> tensor<4xf32> {
 
 // -----
 
-func.func @negative_nary_combiner_no_input() -> tensor<f32> {
-  // expected-error @+1 {{combiner 'mul' takes at least 1 input, got 0}}
+func.func @negative_no_inputs() -> tensor<f32> {
+  // expected-error @+1 {{index spec '->' has 1 input terms but the op has 0 inputs}}
   %0 = tra.einsum "->" mul () : () -> tensor<f32>
   return %0 : tensor<f32>
 }

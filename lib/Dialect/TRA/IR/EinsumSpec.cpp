@@ -52,12 +52,10 @@ llvm::Expected<EinsumSpec> EinsumSpec::parse(llvm::StringRef spec) {
 
   llvm::StringRef lhs = spec.substr(0, arrow);
   llvm::StringRef rhs = spec.substr(arrow + 2);
+  // As in NumPy, every comma separates a term and an empty term is a scalar
+  // (0-d) input: "->s" has one scalar input, ",s->s" two.
   llvm::SmallVector<llvm::StringRef> terms;
-  // An empty left-hand side means "no inputs"; otherwise every comma
-  // separates a term (possibly empty: a scalar).
-  if (!lhs.empty() || spec.starts_with(",")) {
-    lhs.split(terms, ',', /*MaxSplit=*/-1, /*KeepEmpty=*/true);
-  }
+  lhs.split(terms, ',', /*MaxSplit=*/-1, /*KeepEmpty=*/true);
   for (auto [i, term] : llvm::enumerate(terms)) {
     result.inputs.emplace_back();
     if (llvm::Error err = parseTerm(term.trim(), result.inputs.back(),

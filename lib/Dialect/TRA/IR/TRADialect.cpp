@@ -5,6 +5,7 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
+#include "mlir/Transforms/InliningUtils.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
@@ -16,6 +17,24 @@ using namespace mlir::tra;
 #define GET_ATTRDEF_CLASSES
 #include "tra/Dialect/TRA/IR/TRAAttrs.cpp.inc"
 
+namespace {
+/// tra operations are pure functions of their operands (tra.map bodies are
+/// isolated scalar functions), so calls to functions made of them can always
+/// be inlined.
+struct TRAInlinerInterface : public DialectInlinerInterface {
+  using DialectInlinerInterface::DialectInlinerInterface;
+  bool isLegalToInline(Operation *, Operation *, bool) const final {
+    return true;
+  }
+  bool isLegalToInline(Region *, Region *, bool, IRMapping &) const final {
+    return true;
+  }
+  bool isLegalToInline(Operation *, Region *, bool, IRMapping &) const final {
+    return true;
+  }
+};
+} // namespace
+
 void TRADialect::initialize() {
   addAttributes<
 #define GET_ATTRDEF_LIST
@@ -25,6 +44,7 @@ void TRADialect::initialize() {
 #define GET_OP_LIST
 #include "tra/Dialect/TRA/IR/TRAOps.cpp.inc"
       >();
+  addInterfaces<TRAInlinerInterface>();
 }
 
 Operation *TRADialect::materializeConstant(OpBuilder &builder, Attribute value,

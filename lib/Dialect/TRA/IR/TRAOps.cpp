@@ -291,9 +291,6 @@ LogicalResult EinsumOp::verify() {
     return emitOpError() << "combiner '" << name << "' takes exactly "
                          << minArity << (minArity == 1 ? " input" : " inputs")
                          << ", got " << n;
-  if (n < minArity)
-    return emitOpError() << "combiner '" << name << "' takes at least "
-                         << minArity << " input, got " << n;
   Type elt = getResult().getType().getElementType();
   if (!isTRAFloat(elt))
     return emitOpError() << "result element type " << elt
