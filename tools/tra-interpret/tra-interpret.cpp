@@ -125,7 +125,8 @@ int main(int argc, char **argv) {
   if (!file)
     return fail(inputFile + ": " + errorMessage);
   sourceMgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
-  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
+  ParserConfig config(&context, /*verifyAfterParse=*/false);
+  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, config);
   if (!module)
     return fail(inputFile + ": could not parse the model");
   if (failed(verify(*module)))
