@@ -186,12 +186,11 @@ std::string detail::formatNumber(double value) {
 
 llvm::Error detail::makeError(llvm::StringRef file, const llvm::Twine &path,
                               const llvm::Twine &problem) {
-  return llvm::make_error<HardwareError>(file.str(), path.str(),
-                                         problem.str());
+  return llvm::make_error<HardwareError>(file.str(), path.str(), problem.str());
 }
 
-llvm::Error detail::checkPositive(llvm::StringRef file,
-                                  const llvm::Twine &path, double value) {
+llvm::Error detail::checkPositive(llvm::StringRef file, const llvm::Twine &path,
+                                  double value) {
   if (std::isfinite(value) && value > 0)
     return llvm::Error::success();
   return makeError(file, path,
@@ -202,9 +201,8 @@ llvm::Error detail::checkNonNegative(llvm::StringRef file,
                                      const llvm::Twine &path, double value) {
   if (std::isfinite(value) && value >= 0)
     return llvm::Error::success();
-  return makeError(file, path,
-                   "expected a non-negative number, got " +
-                       formatNumber(value));
+  return makeError(
+      file, path, "expected a non-negative number, got " + formatNumber(value));
 }
 
 //===----------------------------------------------------------------------===//
@@ -250,10 +248,9 @@ public:
       uint64_t perNode = 0;
       for (const DeviceGroupSpec &devices : group.devices)
         perNode += devices.count;
-      if (group.count > kMaxDevices - totalNodes ||
-          perNode > kMaxDevices ||
+      if (group.count > kMaxDevices - totalNodes || perNode > kMaxDevices ||
           group.count * perNode > kMaxDevices - totalDevices)
-        return makeError(origin, key::nodes,
+        return makeError(origin, memberPath(path, key::count),
                          "too many devices or nodes; at most " +
                              llvm::Twine(kMaxDevices) + " are supported");
       totalNodes += group.count;
@@ -323,8 +320,8 @@ private:
       return makeError(origin, memberPath(path, key::devices),
                        "expected a non-empty array");
     for (auto [j, devices] : llvm::enumerate(group.devices))
-      if (llvm::Error err = validateDeviceGroup(
-              devices, indexPath(path, key::devices, j)))
+      if (llvm::Error err =
+              validateDeviceGroup(devices, indexPath(path, key::devices, j)))
         return err;
     return validateLinks(group, path);
   }
@@ -339,9 +336,9 @@ private:
                            " are supported");
     if (devices.memoryBytes == 0)
       return checkPositive(origin, memberPath(path, key::memoryBytes), 0);
-    if (llvm::Error err = checkPositive(
-            origin, memberPath(path, key::memoryBandwidth),
-            devices.memoryBandwidth))
+    if (llvm::Error err =
+            checkPositive(origin, memberPath(path, key::memoryBandwidth),
+                          devices.memoryBandwidth))
       return err;
     std::string flopsPath = memberPath(path, key::peakFlops);
     if (!devices.peakFlops[static_cast<unsigned>(DType::F32)])
@@ -389,13 +386,13 @@ private:
       }
       auto [it, inserted] = seen.try_emplace(link.between, k);
       if (!inserted)
-        return makeError(
-            origin, linkPath,
-            "duplicate link " +
-                (link.between ? "between " + describePair(*link.between)
-                              : std::string("without \"between\"")) +
-                "; " + indexPath(path, key::links, it->second) +
-                " already gives it");
+        return makeError(origin, linkPath,
+                         "duplicate link " +
+                             (link.between
+                                  ? "between " + describePair(*link.between)
+                                  : std::string("without \"between\"")) +
+                             "; " + indexPath(path, key::links, it->second) +
+                             " already gives it");
       if (llvm::Error err = checkPositive(
               origin, memberPath(linkPath, key::bandwidth), link.bandwidth))
         return err;
@@ -429,9 +426,9 @@ private:
     if (network.kind == LinkKind::Self)
       return makeError(origin, memberPath(key::network, key::kind),
                        "\"self\" is not a link kind a description may use");
-    if (llvm::Error err = checkPositive(
-            origin, memberPath(key::network, key::bandwidth),
-            network.bandwidth))
+    if (llvm::Error err =
+            checkPositive(origin, memberPath(key::network, key::bandwidth),
+                          network.bandwidth))
       return err;
     return checkNonNegative(origin, memberPath(key::network, key::latency),
                             network.latency);
@@ -459,9 +456,8 @@ HardwareDescription::create(MachineSpec spec, llvm::StringRef origin) {
       node.id = result.nodes.size();
       node.nodeGroup = g;
       std::string base = group.name.empty() ? "node" : group.name;
-      node.name = group.count > 1
-                      ? (base + "[" + llvm::Twine(n) + "]").str()
-                      : base;
+      node.name =
+          group.count > 1 ? (base + "[" + llvm::Twine(n) + "]").str() : base;
       node.firstDevice = result.devices.size();
       for (auto [d, devices] : llvm::enumerate(group.devices)) {
         double f32 = *devices.peakFlops[static_cast<unsigned>(DType::F32)];
@@ -618,9 +614,8 @@ std::string HardwareDescription::summary() const {
     std::string label = stringifyDeviceKind(device.kind).str();
     if (!device.model.empty())
       label += " " + device.model;
-    auto *it = llvm::find_if(kinds, [&](const auto &entry) {
-      return entry.first == label;
-    });
+    auto *it = llvm::find_if(
+        kinds, [&](const auto &entry) { return entry.first == label; });
     if (it == kinds.end())
       kinds.push_back({label, 1});
     else
@@ -628,8 +623,9 @@ std::string HardwareDescription::summary() const {
   }
   std::string result;
   llvm::raw_string_ostream os(result);
-  os << spec.name << ": " << numNodes() << (numNodes() == 1 ? " node, " : " nodes, ")
-     << numDevices() << (numDevices() == 1 ? " device (" : " devices (");
+  os << spec.name << ": " << numNodes()
+     << (numNodes() == 1 ? " node, " : " nodes, ") << numDevices()
+     << (numDevices() == 1 ? " device (" : " devices (");
   llvm::interleaveComma(kinds, os, [&](const auto &entry) {
     os << entry.second << "x " << entry.first;
   });
@@ -656,7 +652,8 @@ void HardwareDescription::printSummary(llvm::raw_ostream &os) const {
       os << "-" << lastDevice;
     os << ")\n";
     for (const DeviceGroupSpec &devices : group.devices) {
-      os << "    " << devices.count << "x " << stringifyDeviceKind(devices.kind);
+      os << "    " << devices.count << "x "
+         << stringifyDeviceKind(devices.kind);
       if (!devices.model.empty())
         os << " " << devices.model;
       os << ": " << formatBytes(devices.memoryBytes) << ", "

@@ -13,9 +13,11 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
 #include <cmath>
 
 using namespace tra::hw;
@@ -193,9 +195,8 @@ private:
 
   /// Reads a positive integer (a count, a number of bytes).
   llvm::Error readPositiveInteger(const llvm::json::Object &object,
-                                  const std::string &path,
-                                  llvm::StringRef name, uint64_t &out,
-                                  bool required) {
+                                  const std::string &path, llvm::StringRef name,
+                                  uint64_t &out, bool required) {
     const llvm::json::Value *value = object.get(name);
     if (!value)
       return required ? missing(path, name) : llvm::Error::success();
@@ -241,10 +242,10 @@ private:
     if (!version)
       return typeError(key::version, "an integer", *value);
     if (*version != kFormatVersion)
-      return error(key::version,
-                   "unsupported version " + llvm::Twine(*version) +
-                       "; this build reads version " +
-                       llvm::Twine(kFormatVersion));
+      return error(key::version, "unsupported version " +
+                                     llvm::Twine(*version) +
+                                     "; this build reads version " +
+                                     llvm::Twine(kFormatVersion));
     return llvm::Error::success();
   }
 
@@ -254,15 +255,14 @@ private:
     if (llvm::Error err = asObject(value, path, object))
       return err;
     if (llvm::Error err = checkKeys(
-            *object, path,
-            {key::name, key::count, key::devices, key::links}))
+            *object, path, {key::name, key::count, key::devices, key::links}))
       return err;
     if (llvm::Error err = readString(*object, path, key::name, group.name,
                                      /*required=*/false))
       return err;
-    if (llvm::Error err = readPositiveInteger(*object, path, key::count,
-                                              group.count,
-                                              /*required=*/false))
+    if (llvm::Error err =
+            readPositiveInteger(*object, path, key::count, group.count,
+                                /*required=*/false))
       return err;
     const llvm::json::Array *devices = nullptr;
     if (llvm::Error err = getArray(*object, path, key::devices, devices,
@@ -306,15 +306,14 @@ private:
   }
 
   llvm::Error parseDeviceGroup(const llvm::json::Value &value,
-                               const std::string &path,
-                               DeviceGroupSpec &spec) {
+                               const std::string &path, DeviceGroupSpec &spec) {
     const llvm::json::Object *object = nullptr;
     if (llvm::Error err = asObject(value, path, object))
       return err;
-    if (llvm::Error err = checkKeys(
-            *object, path,
-            {key::kind, key::count, key::model, key::memoryBytes,
-             key::memoryBandwidth, key::peakFlops, key::cores}))
+    if (llvm::Error err =
+            checkKeys(*object, path,
+                      {key::kind, key::count, key::model, key::memoryBytes,
+                       key::memoryBandwidth, key::peakFlops, key::cores}))
       return err;
     const llvm::json::Value *kind = object->get(key::kind);
     if (!kind)
@@ -363,8 +362,8 @@ private:
                      "unknown dtype \"" + name + "\"; expected " +
                          quotedAlternatives({"f32", "f16", "bf16"}));
       double flops = 0;
-      if (llvm::Error err = numberValue(*object->get(name),
-                                        memberPath(path, name), flops))
+      if (llvm::Error err =
+              numberValue(*object->get(name), memberPath(path, name), flops))
         return err;
       spec.peakFlops[static_cast<unsigned>(*type)] = flops;
     }
@@ -392,14 +391,14 @@ private:
     return llvm::Error::success();
   }
 
-  llvm::Error parseLink(const llvm::json::Value &value,
-                        const std::string &path, LinkSpec &spec) {
+  llvm::Error parseLink(const llvm::json::Value &value, const std::string &path,
+                        LinkSpec &spec) {
     const llvm::json::Object *object = nullptr;
     if (llvm::Error err = asObject(value, path, object))
       return err;
-    if (llvm::Error err = checkKeys(
-            *object, path,
-            {key::kind, key::between, key::bandwidth, key::latency}))
+    if (llvm::Error err =
+            checkKeys(*object, path,
+                      {key::kind, key::between, key::bandwidth, key::latency}))
       return err;
     if (llvm::Error err = parseLinkKind(*object, path, spec.kind))
       return err;
@@ -410,9 +409,8 @@ private:
     if (between) {
       std::string betweenPath = memberPath(path, key::between);
       if (between->size() != 2)
-        return error(betweenPath,
-                     "expected two device kinds, got " +
-                         llvm::Twine(between->size()));
+        return error(betweenPath, "expected two device kinds, got " +
+                                      llvm::Twine(between->size()));
       DeviceKind first, second;
       if (llvm::Error err =
               parseDeviceKind((*between)[0], betweenPath + "[0]", first))
@@ -434,8 +432,8 @@ private:
     const llvm::json::Object *object = nullptr;
     if (llvm::Error err = asObject(value, path, object))
       return err;
-    if (llvm::Error err = checkKeys(
-            *object, path, {key::kind, key::bandwidth, key::latency}))
+    if (llvm::Error err =
+            checkKeys(*object, path, {key::kind, key::bandwidth, key::latency}))
       return err;
     if (llvm::Error err = parseLinkKind(*object, path, spec.kind))
       return err;
@@ -457,13 +455,68 @@ llvm::Error convertSyntaxError(llvm::Error err, llvm::StringRef file) {
   if (rest.consume_front("[") && !rest.consumeInteger(10, line) &&
       rest.consume_front(":") && !rest.consumeInteger(10, column)) {
     size_t end = rest.find("]: ");
+    // llvm::json reports the offset just past the offending character, which
+    // is that character's 1-based column; at the very start of a line
+    // (nothing consumed, e.g. an empty file) it is 0.
     if (end != llvm::StringRef::npos && line != 0)
       return llvm::make_error<HardwareError>(
-          file.str(), line, column,
+          file.str(), line, std::max(column, 1u),
           ("invalid JSON: " + rest.drop_front(end + 3)).str());
   }
   return llvm::make_error<HardwareError>(file.str(), "",
                                          "invalid JSON: " + text);
+}
+
+/// The JSON path of the first key that appears twice in one object of
+/// `text`, which must be valid JSON. llvm::json keeps one of the two values
+/// silently; a description must not.
+std::optional<std::string> findDuplicateKey(llvm::StringRef text) {
+  struct Frame {
+    bool isObject;
+    std::string path;
+    llvm::StringSet<> keys;
+    std::string lastKey;
+    bool expectKey = true;
+    size_t index = 0;
+  };
+  llvm::SmallVector<Frame> stack;
+  auto childPath = [&]() -> std::string {
+    if (stack.empty())
+      return "";
+    Frame &top = stack.back();
+    if (top.isObject)
+      return memberPath(top.path, top.lastKey);
+    return indexPath("", top.path, top.index);
+  };
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (c == '"') {
+      std::string value;
+      for (++i; i < text.size() && text[i] != '"'; ++i) {
+        if (text[i] == '\\' && i + 1 < text.size())
+          value += text[i++];
+        value += text[i];
+      }
+      if (stack.empty() || !stack.back().isObject || !stack.back().expectKey)
+        continue;
+      Frame &top = stack.back();
+      top.expectKey = false;
+      top.lastKey = value;
+      if (!top.keys.insert(value).second)
+        return memberPath(top.path, value);
+    } else if (c == '{' || c == '[') {
+      Frame frame{c == '{', childPath(), {}, "", true, 0};
+      stack.push_back(std::move(frame));
+    } else if ((c == '}' || c == ']') && !stack.empty()) {
+      stack.pop_back();
+    } else if (c == ',' && !stack.empty()) {
+      if (stack.back().isObject)
+        stack.back().expectKey = true;
+      else
+        ++stack.back().index;
+    }
+  }
+  return std::nullopt;
 }
 
 } // namespace
@@ -473,6 +526,8 @@ tra::hw::parseHardwareJSON(llvm::StringRef text, llvm::StringRef fileName) {
   llvm::Expected<llvm::json::Value> root = llvm::json::parse(text);
   if (!root)
     return convertSyntaxError(root.takeError(), fileName);
+  if (std::optional<std::string> duplicate = findDuplicateKey(text))
+    return makeError(fileName, *duplicate, "duplicate key");
   llvm::Expected<MachineSpec> spec = Parser(fileName).parseMachine(*root);
   if (!spec)
     return spec.takeError();

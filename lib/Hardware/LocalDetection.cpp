@@ -22,6 +22,7 @@
 #include "llvm/Support/MemoryBuffer.h"
 
 #include <algorithm>
+#include <cassert>
 #include <cmath>
 #include <thread>
 
@@ -126,6 +127,18 @@ std::optional<uint64_t> tra::hw::parseCgroupMemoryMax(llvm::StringRef text) {
   if (value == "max" || value.getAsInteger(10, bytes) || bytes == 0)
     return std::nullopt;
   return bytes;
+}
+
+std::optional<double> tra::hw::nominalClockMHz(llvm::StringRef model) {
+  size_t at = model.rfind("@ ");
+  if (at == llvm::StringRef::npos)
+    return std::nullopt;
+  llvm::StringRef ghzText = model.drop_front(at + 2).trim();
+  double ghz = 0;
+  if (!ghzText.consume_back("GHz") || ghzText.trim().getAsDouble(ghz) ||
+      !(ghz > 0))
+    return std::nullopt;
+  return ghz * 1000;
 }
 
 //===----------------------------------------------------------------------===//
@@ -333,10 +346,9 @@ LinkSpec tra::hw::estimateGPULink(llvm::ArrayRef<GPUProperties> gpus,
   if (allNVLink) {
     double bandwidth = HUGE_VAL;
     for (const GPUProperties &gpu : gpus)
-      bandwidth = std::min(bandwidth, gpu.nvlinkLinks *
-                                          nvlinkBandwidthPerLink(
-                                              gpu.computeMajor,
-                                              gpu.computeMinor));
+      bandwidth = std::min(
+          bandwidth, gpu.nvlinkLinks * nvlinkBandwidthPerLink(
+                                           gpu.computeMajor, gpu.computeMinor));
     link.kind = LinkKind::NVLink;
     link.bandwidth = bandwidth;
     link.latency = kNVLinkLatency;
@@ -353,8 +365,8 @@ LinkSpec tra::hw::estimateGPULink(llvm::ArrayRef<GPUProperties> gpus,
   if (allPCIeKnown) {
     double bandwidth = HUGE_VAL;
     for (const GPUProperties &gpu : gpus)
-      bandwidth = std::min(bandwidth, gpu.pcieWidth *
-                                          pcieLaneBandwidth(gpu.pcieGeneration));
+      bandwidth = std::min(
+          bandwidth, gpu.pcieWidth * pcieLaneBandwidth(gpu.pcieGeneration));
     link.bandwidth = bandwidth;
     howDerived += " GPU-GPU: PCIe at the smallest maximum generation and "
                   "width NVML reports.";
@@ -413,10 +425,9 @@ Fn lookup(llvm::sys::DynamicLibrary &library, const char *name) {
 /// Fills the NVML-only fields of `gpu`; leaves them 0 when NVML is missing.
 class NVML {
 public:
-  NVML() {
+  explicit NVML(llvm::StringRef path) {
     std::string error;
-    library =
-        llvm::sys::DynamicLibrary::getLibrary("libnvidia-ml.so.1", &error);
+    library = llvm::sys::DynamicLibrary::getLibrary(path.str().c_str(), &error);
     if (!library.isValid())
       return;
     auto init = lookup<NvmlInitFn>(library, "nvmlInit_v2");
@@ -477,15 +488,17 @@ private:
 
 } // namespace
 
-std::vector<GPUProperties> tra::hw::queryCUDADevices(std::string &note) {
+std::vector<GPUProperties>
+tra::hw::queryCUDADevices(std::string &note, llvm::StringRef cudaLibrary,
+                          llvm::StringRef nvmlLibrary) {
   std::vector<GPUProperties> gpus;
   std::string error;
   // Not a permanent library: its symbols must not join the process-wide
   // search list that JIT symbol resolution uses.
   llvm::sys::DynamicLibrary cuda =
-      llvm::sys::DynamicLibrary::getLibrary("libcuda.so.1", &error);
+      llvm::sys::DynamicLibrary::getLibrary(cudaLibrary.str().c_str(), &error);
   if (!cuda.isValid()) {
-    note = "No CUDA driver (libcuda.so.1 not found).";
+    note = ("No CUDA driver (" + cudaLibrary + " not found).").str();
     return gpus;
   }
   auto init = lookup<CuInitFn>(cuda, "cuInit");
@@ -510,7 +523,7 @@ std::vector<GPUProperties> tra::hw::queryCUDADevices(std::string &note) {
     return gpus;
   }
 
-  NVML nvml;
+  NVML nvml(nvmlLibrary);
   for (int ordinal = 0; ordinal < count; ++ordinal) {
     CUdevice device = 0;
     if (get(&device, ordinal) != kCudaSuccess)
@@ -602,30 +615,20 @@ std::optional<uint64_t> physicalMemory(std::string &howDerived) {
 }
 
 /// The clock to assume for peak flop/s, in MHz, and where it came from.
+/// Stable sources come first so that detection gives the same description
+/// every time it runs.
 double cpuClockMHz(const CPUInfo &info, std::string &source) {
-  if (std::optional<std::string> text = readTextFile(
-          "/sys/devices/system/cpu/cpu0/cpufreq/base_frequency")) {
+  if (std::optional<std::string> text =
+          readTextFile("/sys/devices/system/cpu/cpu0/cpufreq/base_frequency")) {
     uint64_t khz = 0;
     if (!llvm::StringRef(*text).trim().getAsInteger(10, khz) && khz > 0) {
       source = "base frequency from cpufreq";
       return khz / 1000.0;
     }
   }
-  // "Intel(R) Xeon(R) Gold 6326 CPU @ 2.90GHz": the nominal base clock.
-  llvm::StringRef model = info.model;
-  size_t at = model.rfind("@ ");
-  if (at != llvm::StringRef::npos) {
-    llvm::StringRef ghzText = model.drop_front(at + 2).trim();
-    double ghz = 0;
-    if (ghzText.consume_back("GHz") && !ghzText.trim().getAsDouble(ghz) &&
-        ghz > 0) {
-      source = "nominal clock in the model name";
-      return ghz * 1000;
-    }
-  }
-  if (info.mhz > 0) {
-    source = "cpu MHz in /proc/cpuinfo";
-    return info.mhz;
+  if (std::optional<double> mhz = nominalClockMHz(info.model)) {
+    source = "nominal clock in the model name";
+    return *mhz;
   }
   if (std::optional<std::string> text = readTextFile(
           "/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq")) {
@@ -634,6 +637,12 @@ double cpuClockMHz(const CPUInfo &info, std::string &source) {
       source = "maximum frequency from cpufreq";
       return khz / 1000.0;
     }
+  }
+  // The current clock: it varies between reads on machines that scale
+  // their frequency, so it comes last.
+  if (info.mhz > 0) {
+    source = "cpu MHz in /proc/cpuinfo";
+    return info.mhz;
   }
   source = "no clock reported; 2000 MHz assumed";
   return 2000;
@@ -656,8 +665,9 @@ llvm::Expected<MachineSpec> tra::hw::detectLocalCPUSpec() {
   unsigned threads = usableThreads(notes);
   std::optional<uint64_t> memory = physicalMemory(notes);
   if (!memory)
-    return detail::makeError("<local>", "", "cannot determine the size of "
-                                            "the physical memory");
+    return detail::makeError("<local>", "",
+                             "cannot determine the size of "
+                             "the physical memory");
   std::string clockSource;
   double mhz = cpuClockMHz(info, clockSource);
 
@@ -665,8 +675,8 @@ llvm::Expected<MachineSpec> tra::hw::detectLocalCPUSpec() {
       "Detected at run time (--hw local). Memory: MemTotal of /proc/meminfo.";
   howDerived += notes;
   howDerived += " Clock: " + clockSource + ". ";
-  DeviceGroupSpec cpu = estimateCPUDevice(info, threads, mhz, *memory,
-                                          howDerived);
+  DeviceGroupSpec cpu =
+      estimateCPUDevice(info, threads, mhz, *memory, howDerived);
 
   MachineSpec spec;
   spec.name = "local";
@@ -678,13 +688,10 @@ llvm::Expected<MachineSpec> tra::hw::detectLocalCPUSpec() {
   return spec;
 }
 
-llvm::Expected<HardwareDescription> tra::hw::detectLocalHardware() {
-  llvm::Expected<MachineSpec> spec = detectLocalCPUSpec();
-  if (!spec)
-    return spec.takeError();
-
-  std::string note;
-  std::vector<GPUProperties> gpus = queryCUDADevices(note);
+llvm::Expected<HardwareDescription>
+tra::hw::describeLocalMachine(MachineSpec spec,
+                              llvm::ArrayRef<GPUProperties> gpus,
+                              llvm::StringRef note) {
   std::vector<DeviceGroupSpec> gpuGroups;
   std::vector<GPUProperties> usedGPUs;
   std::string skipped;
@@ -696,8 +703,8 @@ llvm::Expected<HardwareDescription> tra::hw::detectLocalHardware() {
     }
     usedGPUs.push_back(gpu);
     // Consecutive identical GPUs form one group.
-    DeviceGroupSpec counted = *device;
     if (!gpuGroups.empty()) {
+      DeviceGroupSpec counted = *device;
       counted.count = gpuGroups.back().count;
       if (counted == gpuGroups.back()) {
         ++gpuGroups.back().count;
@@ -707,27 +714,39 @@ llvm::Expected<HardwareDescription> tra::hw::detectLocalHardware() {
     gpuGroups.push_back(std::move(*device));
   }
 
-  std::string &description = spec->description;
+  std::string &description = spec.description;
   if (gpuGroups.empty()) {
     if (!note.empty())
-      description += " " + note;
+      description += (" " + note).str();
     description += skipped;
-    return HardwareDescription::create(std::move(*spec), "<local>");
+    return HardwareDescription::create(std::move(spec), "<local>");
   }
 
   // With GPUs, the GPUs are the devices; the host CPU drives them.
-  NodeGroupSpec &node = spec->nodes.front();
+  assert(spec.nodes.size() == 1 && "a local machine is one node");
+  NodeGroupSpec &node = spec.nodes.front();
   node.devices = std::move(gpuGroups);
+  node.links.clear();
   description = llvm::formatv(
-      "Detected at run time (--hw local). {0} CUDA GPU(s) found; they are the devices, the host CPU drives "
-      "them. GPU: peak f32 = SMs x FP32 lanes/SM x 2 x max SM clock; "
-      "f16/bf16 = SMs x dense tensor-core flop/clock/SM x max SM clock; "
-      "memory bandwidth = 2 x memory clock x bus width.",
+      "Detected at run time (--hw local). {0} CUDA GPU(s) used as the "
+      "devices; the host CPU drives them. GPU: peak f32 = SMs x FP32 "
+      "lanes/SM x 2 x max SM clock; f16/bf16 = SMs x dense tensor-core "
+      "flop/clock/SM x max SM clock; memory bandwidth = 2 x memory clock x "
+      "bus width.",
       usedGPUs.size());
   if (!note.empty())
-    description += " " + note;
+    description += (" " + note).str();
   description += skipped;
   if (usedGPUs.size() > 1)
     node.links.push_back(estimateGPULink(usedGPUs, description));
-  return HardwareDescription::create(std::move(*spec), "<local>");
+  return HardwareDescription::create(std::move(spec), "<local>");
+}
+
+llvm::Expected<HardwareDescription> tra::hw::detectLocalHardware() {
+  llvm::Expected<MachineSpec> spec = detectLocalCPUSpec();
+  if (!spec)
+    return spec.takeError();
+  std::string note;
+  std::vector<GPUProperties> gpus = queryCUDADevices(note);
+  return describeLocalMachine(std::move(*spec), gpus, note);
 }

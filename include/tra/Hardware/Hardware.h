@@ -105,7 +105,8 @@ struct DeviceGroupSpec {
   std::string model;
   /// Memory the device may use for tiles, in bytes.
   uint64_t memoryBytes = 0;
-  /// Sustained memory bandwidth of one device, in bytes/s.
+  /// Memory bandwidth of one device, in bytes/s (a data-sheet peak or a
+  /// measurement).
   double memoryBandwidth = 0;
   /// Peak flop/s of one device, per DType (indexed by the DType's value).
   /// F32 is required; a missing F16 or BF16 figure means "computed at the
@@ -319,8 +320,8 @@ public:
   /// Whether every device has the same kind, memory, bandwidth and flop/s.
   bool isHomogeneous() const;
 
-  /// One line: "dgx-a100: 1 node, 8 gpu (NVIDIA A100-SXM4-80GB), 640 GiB,
-  /// 156 Tflop/s f32, intra-node nvlink 300 GB/s".
+  /// One line: "dgx-8: 1 node, 8 devices (8x gpu NVIDIA A100-SXM4-80GB),
+  /// 640 GiB memory, 156 Tflop/s f32 peak".
   std::string summary() const;
   /// Several lines: the summary, each node group with its devices and links,
   /// and the network.

@@ -59,6 +59,10 @@ struct CPUInfo {
 /// Parses the text of /proc/cpuinfo (x86 or AArch64 layout).
 CPUInfo parseCPUInfo(llvm::StringRef text);
 
+/// The nominal clock in a model name such as "Intel(R) Xeon(R) Gold 6326 CPU
+/// @ 2.90GHz", in MHz; std::nullopt when the name states none.
+std::optional<double> nominalClockMHz(llvm::StringRef model);
+
 /// MemTotal of a /proc/meminfo text, in bytes.
 std::optional<uint64_t> parseMemTotal(llvm::StringRef text);
 
@@ -115,13 +119,25 @@ llvm::Expected<DeviceGroupSpec> estimateGPUDevice(const GPUProperties &gpu);
 LinkSpec estimateGPULink(llvm::ArrayRef<GPUProperties> gpus,
                          std::string &howDerived);
 
-/// Queries the CUDA driver (libcuda.so.1, opened at run time) and NVML
-/// (libnvidia-ml.so.1, optional). Returns no GPUs when there is no driver or
-/// no device; `note` says why.
-std::vector<GPUProperties> queryCUDADevices(std::string &note);
+/// Queries the CUDA driver (`cudaLibrary`, opened at run time) and NVML
+/// (`nvmlLibrary`, optional). Returns no GPUs when there is no driver or no
+/// device; `note` then says why (and otherwise notes a missing NVML).
+std::vector<GPUProperties>
+queryCUDADevices(std::string &note,
+                 llvm::StringRef cudaLibrary = "libcuda.so.1",
+                 llvm::StringRef nvmlLibrary = "libnvidia-ml.so.1");
 
 /// Describes this machine from the operating system's view only (no GPUs).
 llvm::Expected<MachineSpec> detectLocalCPUSpec();
+
+/// The description of a machine whose CPU is `cpuSpec` (from
+/// detectLocalCPUSpec) and whose CUDA driver reports `gpus`: with no usable
+/// GPU, the CPU; otherwise the GPUs (identical consecutive GPUs grouped) with
+/// a GPU-GPU link from estimateGPULink, and the CPU only drives them. `note`
+/// (from queryCUDADevices) is appended to the description.
+llvm::Expected<HardwareDescription>
+describeLocalMachine(MachineSpec cpuSpec, llvm::ArrayRef<GPUProperties> gpus,
+                     llvm::StringRef note);
 
 } // namespace hw
 } // namespace tra
