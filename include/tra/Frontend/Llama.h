@@ -1,0 +1,47 @@
+//===- Llama.h - LLaMA model front end --------------------------*- C++ -*-===//
+//
+// Builds the LLaMA architecture (LLaMA 1/2: RMSNorm, rotary embeddings of
+// adjacent pairs, grouped-query attention with a KV cache, SwiGLU FFN) as
+// model-level tra IR from its hyper-parameters.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TRA_FRONTEND_LLAMA_H
+#define TRA_FRONTEND_LLAMA_H
+
+#include "tra/Runtime/Llama.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
+
+#include <string>
+#include <vector>
+
+namespace mlir {
+namespace tra {
+
+/// Builds a module holding `@forward`, one step of the model over
+/// `seqLen` tokens at positions pos .. pos+seqLen-1:
+///
+///   @forward(tokens: tensor<S x i64>, pos: tensor<i64>,
+///            freqs_cos, freqs_sin: tensor<T x HD/2 x f32>,
+///            layers.L.k_cache, layers.L.v_cache: tensor<T x NKV x HD x f32>,
+///            <weights in llamaWeightShapes order, Meta names>)
+///     -> (logits: tensor<S x V x f32>,
+///         layers.L.k_cache_out, layers.L.v_cache_out)
+///
+/// Every argument and result carries its name in `tra.name`.
+OwningOpRef<ModuleOp> buildLlamaModule(MLIRContext *context,
+                                       const ::tra::rt::LlamaParams &params,
+                                       int64_t seqLen);
+
+/// The rotary tables of Meta's precompute_freqs_cis: cos and sin of
+/// pos * theta^(-2i/HD) for pos < maxSeqLen, i < HD/2, row-major.
+void computeRopeTables(const ::tra::rt::LlamaParams &params,
+                       std::vector<float> &cosTable,
+                       std::vector<float> &sinTable);
+
+} // namespace tra
+} // namespace mlir
+
+#endif // TRA_FRONTEND_LLAMA_H

@@ -1,0 +1,282 @@
+//===- Llama.cpp - LLaMA model front end ----------------------------------===//
+
+#include "tra/Frontend/Llama.h"
+#include "tra/Dialect/TRA/IR/TRAOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/IR/Builders.h"
+
+#include <cmath>
+#include <functional>
+
+using namespace mlir;
+using namespace mlir::tra;
+using ::tra::rt::LlamaParams;
+
+namespace {
+
+/// Small helpers over OpBuilder for writing the model.
+class ModelBuilder {
+public:
+  ModelBuilder(OpBuilder &b, Location loc) : b(b), loc(loc) {}
+
+  RankedTensorType f32(ArrayRef<int64_t> shape) {
+    return RankedTensorType::get(shape, b.getF32Type());
+  }
+
+  Value einsum(StringRef spec, CombinerKind combiner, ValueRange inputs,
+               ArrayRef<int64_t> shape,
+               AggregationKind agg = AggregationKind::sum) {
+    return EinsumOp::create(b, loc, f32(shape), spec, combiner, agg, inputs);
+  }
+
+  using BodyFn = std::function<Value(OpBuilder &, Location, ValueRange)>;
+  Value map(StringRef spec, ValueRange inputs, RankedTensorType type,
+            const BodyFn &body) {
+    auto op = MapOp::create(b, loc, type, inputs, spec);
+    Block &block = op.getBody().front();
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&block);
+    Value result = body(b, loc, block.getArguments());
+    YieldOp::create(b, loc, result);
+    return op;
+  }
+
+  Value reshape(Value v, ArrayRef<int64_t> shape) {
+    auto type = llvm::cast<RankedTensorType>(v.getType());
+    return ReshapeOp::create(
+        b, loc, RankedTensorType::get(shape, type.getElementType()), v);
+  }
+
+  Value constF32(OpBuilder &ib, double v) {
+    return arith::ConstantOp::create(ib, loc, ib.getF32FloatAttr(v));
+  }
+
+  OpBuilder &b;
+  Location loc;
+};
+
+/// x * rsqrt(mean(x^2) + eps) * w over the last dim of x: [S, D].
+Value rmsNorm(ModelBuilder &m, Value x, Value w, int64_t s, int64_t d,
+              double eps) {
+  Value ss = m.einsum("sd->s", CombinerKind::square, {x}, {s});
+  return m.map("sd,s,d->sd", {x, ss, w}, m.f32({s, d}),
+               [&](OpBuilder &ib, Location loc, ValueRange a) -> Value {
+                 Value mean = arith::DivFOp::create(ib, loc, a[1],
+                                                    m.constF32(ib, double(d)));
+                 Value t = arith::AddFOp::create(ib, loc, mean,
+                                                 m.constF32(ib, eps));
+                 Value r = math::RsqrtOp::create(ib, loc, t);
+                 Value xn = arith::MulFOp::create(ib, loc, a[0], r);
+                 return arith::MulFOp::create(ib, loc, xn, a[2]);
+               });
+}
+
+/// Layer weights, in llamaWeightShapes order.
+struct LayerWeights {
+  Value attnNorm, wq, wk, wv, wo, ffnNorm, w1, w2, w3;
+};
+
+/// One transformer layer over x [S, D]; returns the new x and caches.
+std::tuple<Value, Value, Value>
+buildLayer(ModelBuilder &m, const LlamaParams &p, int64_t s, Value x,
+           Value pos, Value rot, Value kCache, Value vCache,
+           const LayerWeights &w) {
+  const int64_t D = p.dim, NH = p.nHeads, NKV = p.nKvHeads,
+                G = NH / NKV, HD = p.headDim(), P = HD / 2, T = p.maxSeqLen,
+                F = p.hiddenDim, KVD = p.kvDim();
+  Value xn = rmsNorm(m, x, w.attnNorm, s, D, p.normEps);
+  Value q = m.einsum("sd,ed->se", CombinerKind::mul, {xn, w.wq}, {s, D});
+  Value k = m.einsum("sd,ed->se", CombinerKind::mul, {xn, w.wk}, {s, KVD});
+  Value v = m.einsum("sd,ed->se", CombinerKind::mul, {xn, w.wv}, {s, KVD});
+
+  // Rotary embedding: a 2x2 rotation per (token, pair).
+  Value q4 = m.reshape(q, {s, NH, P, 2});
+  Value k4 = m.reshape(k, {s, NKV, P, 2});
+  Value qr = m.einsum("sptu,shpu->shpt", CombinerKind::mul, {rot, q4},
+                      {s, NH, P, 2});
+  Value kr = m.einsum("sptu,shpu->shpt", CombinerKind::mul, {rot, k4},
+                      {s, NKV, P, 2});
+
+  // KV cache update at pos.
+  Value k3 = m.reshape(kr, {s, NKV, HD});
+  Value v3 = m.reshape(v, {s, NKV, HD});
+  Value kc = UpdateSliceOp::create(m.b, m.loc, kCache.getType(), k3, kCache,
+                                   0, pos);
+  Value vc = UpdateSliceOp::create(m.b, m.loc, vCache.getType(), v3, vCache,
+                                   0, pos);
+
+  // Grouped-query attention: query head h = g * G + r reads KV head g.
+  Value qg = m.reshape(qr, {s, NKV, G, HD});
+  Value scores = m.einsum("sgrd,tgd->grst", CombinerKind::mul, {qg, kc},
+                          {NKV, G, s, T});
+  double scale = 1.0 / std::sqrt(double(HD));
+  Value masked = m.map(
+      "grst,->grst", {scores, pos}, m.f32({NKV, G, s, T}),
+      [&](OpBuilder &ib, Location loc, ValueRange a) -> Value {
+        Value si = arith::IndexCastOp::create(
+            ib, loc, ib.getI64Type(), IndexOp::create(ib, loc, 2));
+        Value ti = arith::IndexCastOp::create(
+            ib, loc, ib.getI64Type(), IndexOp::create(ib, loc, 3));
+        Value last = arith::AddIOp::create(ib, loc, a[1], si);
+        Value visible = arith::CmpIOp::create(
+            ib, loc, arith::CmpIPredicate::sle, ti, last);
+        Value scaled =
+            arith::MulFOp::create(ib, loc, a[0], m.constF32(ib, scale));
+        Value ninf =
+            m.constF32(ib, -std::numeric_limits<double>::infinity());
+        return arith::SelectOp::create(ib, loc, visible, scaled, ninf);
+      });
+  Value mx = m.einsum("grst->grs", CombinerKind::id, {masked}, {NKV, G, s},
+                      AggregationKind::max);
+  Value e = m.map("grst,grs->grst", {masked, mx}, m.f32({NKV, G, s, T}),
+                  [&](OpBuilder &ib, Location loc, ValueRange a) -> Value {
+                    Value d = arith::SubFOp::create(ib, loc, a[0], a[1]);
+                    return math::ExpOp::create(ib, loc, d);
+                  });
+  Value z = m.einsum("grst->grs", CombinerKind::id, {e}, {NKV, G, s});
+  Value probs = m.einsum("grst,grs->grst", CombinerKind::div, {e, z},
+                         {NKV, G, s, T});
+  Value attn = m.einsum("grst,tgd->sgrd", CombinerKind::mul, {probs, vc},
+                        {s, NKV, G, HD});
+  Value attn2 = m.reshape(attn, {s, D});
+  Value o = m.einsum("sd,ed->se", CombinerKind::mul, {attn2, w.wo}, {s, D});
+  Value h = m.einsum("sd,sd->sd", CombinerKind::add, {x, o}, {s, D});
+
+  // SwiGLU feed-forward.
+  Value hn = rmsNorm(m, h, w.ffnNorm, s, D, p.normEps);
+  Value a = m.einsum("sd,fd->sf", CombinerKind::mul, {hn, w.w1}, {s, F});
+  Value bb = m.einsum("sd,fd->sf", CombinerKind::mul, {hn, w.w3}, {s, F});
+  Value g = m.map("", {a, bb}, m.f32({s, F}),
+                  [&](OpBuilder &ib, Location loc, ValueRange v) -> Value {
+                    Value na = arith::NegFOp::create(ib, loc, v[0]);
+                    Value en = math::ExpOp::create(ib, loc, na);
+                    Value den = arith::AddFOp::create(ib, loc,
+                                                      m.constF32(ib, 1.0), en);
+                    Value silu = arith::DivFOp::create(ib, loc, v[0], den);
+                    return arith::MulFOp::create(ib, loc, silu, v[1]);
+                  });
+  Value f = m.einsum("sf,df->sd", CombinerKind::mul, {g, w.w2}, {s, D});
+  Value out = m.einsum("sd,sd->sd", CombinerKind::add, {h, f}, {s, D});
+  return {out, kc, vc};
+}
+
+} // namespace
+
+void mlir::tra::computeRopeTables(const LlamaParams &p,
+                                  std::vector<float> &cosTable,
+                                  std::vector<float> &sinTable) {
+  int64_t hd = p.headDim(), half = hd / 2;
+  cosTable.assign(p.maxSeqLen * half, 0.0f);
+  sinTable.assign(p.maxSeqLen * half, 0.0f);
+  for (int64_t t = 0; t < p.maxSeqLen; ++t)
+    for (int64_t i = 0; i < half; ++i) {
+      // Meta: freqs = 1 / theta^(arange(0, hd, 2) / hd), computed in f32.
+      float freq = 1.0f / std::pow(float(p.ropeTheta), float(2 * i) / float(hd));
+      float angle = float(t) * freq;
+      cosTable[t * half + i] = std::cos(angle);
+      sinTable[t * half + i] = std::sin(angle);
+    }
+}
+
+OwningOpRef<ModuleOp> mlir::tra::buildLlamaModule(MLIRContext *context,
+                                                  const LlamaParams &p,
+                                                  int64_t s) {
+  context->loadDialect<TRADialect, func::FuncDialect, arith::ArithDialect,
+                       math::MathDialect>();
+  Location loc = UnknownLoc::get(context);
+  OpBuilder b(context);
+  OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
+  b.setInsertionPointToEnd(module->getBody());
+  ModelBuilder m(b, loc);
+
+  const int64_t T = p.maxSeqLen, P = p.headDim() / 2, V = p.vocabSize,
+                D = p.dim;
+  SmallVector<Type> argTypes;
+  SmallVector<std::string> argNames;
+  auto addArg = [&](std::string name, Type type) {
+    argNames.push_back(std::move(name));
+    argTypes.push_back(type);
+  };
+  addArg("tokens", RankedTensorType::get({s}, b.getI64Type()));
+  addArg("pos", RankedTensorType::get({}, b.getI64Type()));
+  addArg("freqs_cos", m.f32({T, P}));
+  addArg("freqs_sin", m.f32({T, P}));
+  auto cacheType = m.f32({T, p.nKvHeads, p.headDim()});
+  for (int64_t l = 0; l < p.nLayers; ++l) {
+    addArg("layers." + std::to_string(l) + ".k_cache", cacheType);
+    addArg("layers." + std::to_string(l) + ".v_cache", cacheType);
+  }
+  unsigned firstWeight = argTypes.size();
+  for (auto &[name, shape] : ::tra::rt::llamaWeightShapes(p))
+    addArg(name, m.f32(shape));
+
+  SmallVector<Type> resultTypes = {m.f32({s, V})};
+  SmallVector<std::string> resultNames = {"logits"};
+  for (int64_t l = 0; l < p.nLayers; ++l) {
+    for (const char *kind : {"k", "v"}) {
+      resultTypes.push_back(cacheType);
+      resultNames.push_back("layers." + std::to_string(l) + "." + kind +
+                            "_cache_out");
+    }
+  }
+
+  auto func = func::FuncOp::create(b, loc, "forward",
+                                   b.getFunctionType(argTypes, resultTypes));
+  for (auto [i, name] : llvm::enumerate(argNames))
+    func.setArgAttr(i, "tra.name", b.getStringAttr(name));
+  for (auto [i, name] : llvm::enumerate(resultNames))
+    func.setResultAttr(i, "tra.name", b.getStringAttr(name));
+  Block *entry = func.addEntryBlock();
+  b.setInsertionPointToStart(entry);
+  auto arg = [&](unsigned i) { return entry->getArgument(i); };
+
+  Value tokens = arg(0), pos = arg(1), fcos = arg(2), fsin = arg(3);
+  unsigned w = firstWeight;
+  Value emb = arg(w++);
+  Value x = GatherOp::create(b, loc, m.f32({s, D}), emb, tokens);
+
+  // Per-position 2x2 rotations for positions pos .. pos+s-1.
+  Value positions = m.map("->s", {pos}, RankedTensorType::get({s}, b.getI64Type()),
+                          [&](OpBuilder &ib, Location l, ValueRange a) -> Value {
+                            Value i = arith::IndexCastOp::create(
+                                ib, l, ib.getI64Type(), IndexOp::create(ib, l, 0));
+                            return arith::AddIOp::create(ib, l, a[0], i);
+                          });
+  Value cos = GatherOp::create(b, loc, m.f32({s, P}), fcos, positions);
+  Value sin = GatherOp::create(b, loc, m.f32({s, P}), fsin, positions);
+  Value rot = m.map(
+      "sp,sp->sptu", {cos, sin}, m.f32({s, P, 2, 2}),
+      [&](OpBuilder &ib, Location l, ValueRange a) -> Value {
+        Value t = IndexOp::create(ib, l, 2);
+        Value u = IndexOp::create(ib, l, 3);
+        Value zero = arith::ConstantIndexOp::create(ib, l, 0);
+        Value diag = arith::CmpIOp::create(ib, l, arith::CmpIPredicate::eq, t, u);
+        Value first =
+            arith::CmpIOp::create(ib, l, arith::CmpIPredicate::eq, t, zero);
+        Value ns = arith::NegFOp::create(ib, l, a[1]);
+        Value off = arith::SelectOp::create(ib, l, first, ns, a[1]);
+        return arith::SelectOp::create(ib, l, diag, a[0], off);
+      });
+
+  SmallVector<Value> results(1);
+  for (int64_t l = 0; l < p.nLayers; ++l) {
+    LayerWeights lw;
+    for (Value *slot : {&lw.attnNorm, &lw.wq, &lw.wk, &lw.wv, &lw.wo,
+                        &lw.ffnNorm, &lw.w1, &lw.w2, &lw.w3})
+      *slot = arg(w++);
+    auto [out, kc, vc] = buildLayer(m, p, s, x, pos, rot, arg(4 + 2 * l),
+                                    arg(5 + 2 * l), lw);
+    x = out;
+    results.push_back(kc);
+    results.push_back(vc);
+  }
+  Value norm = arg(w++);
+  Value cls = p.sharedClassifier ? emb : arg(w++);
+  Value xn = rmsNorm(m, x, norm, s, D, p.normEps);
+  results[0] = m.einsum("sd,vd->sv", CombinerKind::mul, {xn, cls}, {s, V});
+  func::ReturnOp::create(b, loc, results);
+  return module;
+}

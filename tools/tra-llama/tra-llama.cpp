@@ -1,0 +1,189 @@
+//===- tra-llama.cpp - Build, inspect and run LLaMA models ----------------===//
+//
+//   tra-llama emit --checkpoint MODEL.bin [--seq N] [-o model.mlir]
+//   tra-llama run  --checkpoint MODEL.bin [--steps N] [--prompt-ids 1,2,3]
+//                  [--print-ids] [--logits-out FILE.npy]
+//
+// `emit` writes the model-level tra IR of one step of the model (built from
+// the checkpoint's hyper-parameters) so it can be inspected or compiled.
+// `run` generates greedily (temperature 0) from the prompt (default: BOS),
+// executing every step with the reference interpreter.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tra/Dialect/TRA/IR/TRAOps.h"
+#include "tra/Frontend/Llama.h"
+#include "tra/Interpreter/Interpreter.h"
+#include "tra/Runtime/Llama.h"
+#include "tra/Runtime/Npy.h"
+
+#include "mlir/IR/Verifier.h"
+#include "mlir/Support/FileUtilities.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/ToolOutputFile.h"
+#include "llvm/Support/WithColor.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <chrono>
+
+using namespace mlir;
+using namespace mlir::tra;
+namespace cl = llvm::cl;
+namespace rt = ::tra::rt;
+
+static cl::opt<std::string> command(cl::Positional, cl::Required,
+                                    cl::desc("<emit|run>"));
+static cl::opt<std::string> checkpointPath("checkpoint", cl::Required,
+                                           cl::desc("llama2.c .bin checkpoint"));
+static cl::opt<std::string> outputPath("o", cl::desc("output file (emit)"),
+                                       cl::init("-"));
+static cl::opt<int64_t> seqLen("seq", cl::desc("tokens per step (emit)"),
+                               cl::init(1));
+static cl::opt<int64_t> steps("steps",
+                              cl::desc("positions to run, prompt included "
+                                       "(default 64)"),
+                              cl::init(64));
+static cl::opt<std::string> promptIds("prompt-ids",
+                                      cl::desc("comma-separated prompt token "
+                                               "ids (default: 1, BOS)"),
+                                      cl::init("1"));
+static cl::opt<bool> printIds("print-ids",
+                              cl::desc("print the generated token ids"));
+static cl::opt<std::string> logitsOut("logits-out",
+                                      cl::desc("write every step's logits "
+                                               "[steps, vocab] to FILE.npy"),
+                                      cl::init(""));
+static cl::opt<std::string> hwSpec("hw",
+                                   cl::desc("hardware description (local or "
+                                            "FILE.json)"),
+                                   cl::init("local"));
+
+static int fail(const llvm::Twine &message) {
+  llvm::WithColor::error(llvm::errs(), "tra-llama") << message << "\n";
+  return 1;
+}
+
+static InterpTensor f32Tensor(MLIRContext &ctx, const rt::HostTensor &t) {
+  SmallVector<int64_t> shape(t.shape().begin(), t.shape().end());
+  InterpTensor r(Float32Type::get(&ctx), shape);
+  for (int64_t i = 0; i < r.getNumElements(); ++i)
+    r.data[i] = t.loadAsDouble(i);
+  return r;
+}
+
+static int emit(MLIRContext &ctx, const rt::LlamaCheckpoint &ckpt) {
+  if (seqLen < 1 || seqLen > ckpt.params.maxSeqLen)
+    return fail("--seq " + llvm::Twine(int64_t(seqLen)) +
+                " must be in [1, " + llvm::Twine(ckpt.params.maxSeqLen) + "]");
+  OwningOpRef<ModuleOp> module = buildLlamaModule(&ctx, ckpt.params, seqLen);
+  if (failed(verify(*module)))
+    return fail("internal error: the generated model does not verify");
+  std::string error;
+  auto out = openOutputFile(outputPath, &error);
+  if (!out)
+    return fail(outputPath + ": " + error);
+  module->print(out->os());
+  out->keep();
+  return 0;
+}
+
+static int run(MLIRContext &ctx, const rt::LlamaCheckpoint &ckpt) {
+  const rt::LlamaParams &p = ckpt.params;
+  SmallVector<int64_t> prompt;
+  for (llvm::StringRef part : llvm::split(llvm::StringRef(promptIds), ',')) {
+    int64_t id;
+    if (part.trim().getAsInteger(10, id) || id < 0 || id >= p.vocabSize)
+      return fail("--prompt-ids: '" + part + "' is not a token id in [0, " +
+                  llvm::Twine(p.vocabSize) + ")");
+    prompt.push_back(id);
+  }
+  if (steps < int64_t(prompt.size()) || steps > p.maxSeqLen)
+    return fail("--steps " + llvm::Twine(int64_t(steps)) + " must be in [" +
+                llvm::Twine(prompt.size()) + ", " + llvm::Twine(p.maxSeqLen) +
+                "] (prompt length, model seq_len)");
+
+  OwningOpRef<ModuleOp> module = buildLlamaModule(&ctx, p, /*seqLen=*/1);
+  if (failed(verify(*module)))
+    return fail("internal error: the generated model does not verify");
+  auto forward = module->lookupSymbol<func::FuncOp>("forward");
+
+  // Arguments in the order of @forward.
+  Type f32 = Float32Type::get(&ctx), i64 = IntegerType::get(&ctx, 64);
+  std::vector<float> cosTable, sinTable;
+  computeRopeTables(p, cosTable, sinTable);
+  SmallVector<InterpTensor> args;
+  args.emplace_back(i64, ArrayRef<int64_t>{1});
+  args.emplace_back(i64, ArrayRef<int64_t>{});
+  InterpTensor fc(f32, {p.maxSeqLen, p.headDim() / 2});
+  InterpTensor fs = fc;
+  fc.data.assign(cosTable.begin(), cosTable.end());
+  fs.data.assign(sinTable.begin(), sinTable.end());
+  args.push_back(std::move(fc));
+  args.push_back(std::move(fs));
+  for (int64_t l = 0; l < 2 * p.nLayers; ++l)
+    args.emplace_back(f32, ArrayRef<int64_t>{p.maxSeqLen, p.nKvHeads,
+                                             p.headDim()});
+  for (auto &[name, shape] : rt::llamaWeightShapes(p)) {
+    const rt::HostTensor *t = ckpt.find(name);
+    if (!t)
+      return fail(checkpointPath + ": no tensor '" + name + "'");
+    args.push_back(f32Tensor(ctx, *t));
+  }
+
+  SmallVector<int64_t> tokens(prompt.begin(), prompt.end());
+  std::vector<double> allLogits;
+  auto start = std::chrono::steady_clock::now();
+  for (int64_t pos = 0; pos < steps; ++pos) {
+    args[0].data[0] = double(tokens[pos]);
+    args[1].data[0] = double(pos);
+    FailureOr<SmallVector<InterpTensor>> results = interpret(forward, args);
+    if (failed(results))
+      return fail("step " + llvm::Twine(pos) + " failed");
+    const InterpTensor &logits = (*results)[0];
+    allLogits.insert(allLogits.end(), logits.data.begin(), logits.data.end());
+    for (int64_t l = 0; l < 2 * p.nLayers; ++l)
+      args[4 + l] = std::move((*results)[1 + l]);
+    if (pos + 1 < int64_t(tokens.size()))
+      continue; // still in the prompt
+    int64_t best = 0;
+    for (int64_t v = 1; v < p.vocabSize; ++v)
+      if (logits.data[v] > logits.data[best])
+        best = v;
+    tokens.push_back(best);
+  }
+  double seconds = std::chrono::duration<double>(
+                       std::chrono::steady_clock::now() - start)
+                       .count();
+  int64_t generated = int64_t(tokens.size()) - int64_t(prompt.size());
+  if (printIds) {
+    for (size_t i = prompt.size(); i < tokens.size(); ++i)
+      llvm::outs() << (i > prompt.size() ? " " : "") << tokens[i];
+    llvm::outs() << "\n";
+  }
+  llvm::errs() << "tra-llama: " << generated << " tokens in "
+               << llvm::format("%.2f", seconds) << " s ("
+               << llvm::format("%.1f", generated / seconds)
+               << " tokens/s, reference interpreter)\n";
+  if (!logitsOut.empty()) {
+    rt::Status status = rt::writeNpy(
+        logitsOut, rt::HostTensor::fromDoubles(rt::DType::F32,
+                                               {int64_t(steps), p.vocabSize},
+                                               allLogits));
+    if (!status)
+      return fail(status.message());
+  }
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM y(argc, argv);
+  cl::ParseCommandLineOptions(argc, argv, "tra LLaMA front end\n");
+  if (command != "emit" && command != "run")
+    return fail("unknown command '" + command + "' (expected emit or run)");
+  rt::Result<rt::LlamaCheckpoint> ckpt = rt::readLlama2c(checkpointPath);
+  if (!ckpt)
+    return fail(ckpt.message());
+  MLIRContext context;
+  return command == "emit" ? emit(context, *ckpt) : run(context, *ckpt);
+}
