@@ -29,6 +29,6 @@ config.environment["FILECHECK_OPTS"] = "-enable-var-scope --allow-unused-prefixe
 config.environment["ASAN_OPTIONS"] = "detect_leaks=1:abort_on_error=0"
 config.environment["UBSAN_OPTIONS"] = "print_stacktrace=1:halt_on_error=1"
 
-tools = ["tra-opt", "tra-interpret", "tra-tensor", "tra-compile"]
+tools = ["tra-opt", "tra-interpret", "tra-tensor", "tra-compile", "tra-llama"]
 llvm_config.add_tool_substitutions(
     [ToolSubst(t, unresolved="ignore") for t in tools], [config.tra_tools_dir])
