@@ -13,6 +13,7 @@
 
 #include "tra/Dialect/TRA/IR/TRAOps.h"
 #include "tra/Frontend/Llama.h"
+#include "tra/Hardware/Hardware.h"
 #include "tra/Interpreter/Interpreter.h"
 #include "tra/Runtime/Llama.h"
 #include "tra/Runtime/Npy.h"
@@ -90,6 +91,13 @@ static int emit(MLIRContext &ctx, const rt::LlamaCheckpoint &ckpt) {
 
 static int run(MLIRContext &ctx, const rt::LlamaCheckpoint &ckpt) {
   const rt::LlamaParams &p = ckpt.params;
+  // The hardware the run is for. Until the planner and code generator are
+  // wired in, every step executes on the reference interpreter; the
+  // description is still read and validated so a bad file fails early.
+  auto hw = ::tra::hw::loadHardware(hwSpec);
+  if (!hw)
+    return fail(llvm::toString(hw.takeError()));
+  llvm::errs() << "tra-llama: hardware: " << hw->summary() << "\n";
   SmallVector<int64_t> prompt;
   for (llvm::StringRef part : llvm::split(llvm::StringRef(promptIds), ',')) {
     int64_t id;
@@ -160,6 +168,7 @@ static int run(MLIRContext &ctx, const rt::LlamaCheckpoint &ckpt) {
     for (size_t i = prompt.size(); i < tokens.size(); ++i)
       llvm::outs() << (i > prompt.size() ? " " : "") << tokens[i];
     llvm::outs() << "\n";
+    llvm::outs().flush();
   }
   llvm::errs() << "tra-llama: " << generated << " tokens in "
                << llvm::format("%.2f", seconds) << " s ("

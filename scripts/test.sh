@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Runs every test of tra on a fresh Debian 12 machine:
+#   1. installs missing packages and builds the release configuration
+#      (scripts/setup.sh),
+#   2. runs CTest: the GoogleTest suites, the lit suite (FileCheck tests,
+#      interpreter tests against NumPy/PyTorch) and the docs check,
+#   3. builds the ASan+UBSan configuration and runs the same suites under it.
+# Set TRA_SKIP_ASAN=1 to skip step 3 during development.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+jobs=$(nproc)
+scripts/setup.sh
+ctest --preset release -j "$jobs"
+
+if [[ "${TRA_SKIP_ASAN:-0}" != 1 ]]; then
+  echo "== ASan+UBSan build =="
+  TRA_PRESET=asan scripts/setup.sh
+  ctest --preset asan -j "$jobs"
+fi
