@@ -1,0 +1,105 @@
+//===- File.h - Memory-mapped input and atomic output files -----*- C++ -*-===//
+//
+// Readers map files read-only so that large checkpoints are neither copied
+// nor read beyond the bytes actually used. Writers go through
+// `AtomicFileWriter`, which writes "FILE.tmp.<pid>" and renames it over FILE
+// only once everything was written and synced: a reader never sees a
+// half-written file under the final name, and a failed write leaves neither
+// the temporary file nor a changed FILE behind.
+//
+// A mapped file must not be truncated by another process while mapped (the
+// kernel would raise SIGBUS on access); the runtime's own writers never
+// modify a file in place, they replace it.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TRA_RUNTIME_FILE_H
+#define TRA_RUNTIME_FILE_H
+
+#include "tra/Runtime/Error.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace tra::rt {
+
+/// A regular file mapped read-only into memory.
+class MappedFile {
+public:
+  /// Maps the file at `path`. Fails, naming `path`, if it cannot be opened,
+  /// is a directory or another non-regular file, or cannot be mapped.
+  static Result<std::shared_ptr<const MappedFile>>
+  open(const std::string &path);
+
+  ~MappedFile();
+  MappedFile(const MappedFile &) = delete;
+  MappedFile &operator=(const MappedFile &) = delete;
+
+  /// Returns the path the file was opened with.
+  const std::string &path() const { return filePath; }
+  /// Returns the file contents (null for an empty file).
+  const uint8_t *data() const { return bytes; }
+  /// Returns the file size in bytes.
+  size_t size() const { return length; }
+
+  /// Hints that bytes [offset, offset + size) will be accessed in no
+  /// particular order (`random` true: no read-ahead) or sequentially
+  /// (`random` false: the default read-ahead). Only a hint; never fails.
+  void adviseAccess(size_t offset, size_t size, bool random) const;
+
+private:
+  MappedFile(std::string path, const uint8_t *bytes, size_t length)
+      : filePath(std::move(path)), bytes(bytes), length(length) {}
+
+  std::string filePath;
+  const uint8_t *bytes;
+  size_t length;
+};
+
+/// Reads a whole file into a string, failing with a message naming `path`.
+Result<std::string> readFile(const std::string &path);
+
+/// Writes a file atomically: the data goes to a temporary file next to the
+/// destination, which `commit` syncs and renames over the destination. If the
+/// writer is destroyed without a successful `commit`, or a step fails, the
+/// temporary file is removed and the destination is left untouched.
+class AtomicFileWriter {
+public:
+  /// Creates the temporary file "PATH.tmp.<pid>" (with a further ".<n>"
+  /// suffix if that name is taken).
+  static Result<AtomicFileWriter> create(const std::string &path);
+
+  AtomicFileWriter(AtomicFileWriter &&other) noexcept;
+  AtomicFileWriter &operator=(AtomicFileWriter &&) = delete;
+  AtomicFileWriter(const AtomicFileWriter &) = delete;
+  AtomicFileWriter &operator=(const AtomicFileWriter &) = delete;
+  ~AtomicFileWriter();
+
+  /// Appends `size` bytes. After a failure the writer is discarded and every
+  /// later call fails.
+  Status write(const void *data, size_t size);
+  /// Syncs the temporary file, closes it and renames it to the destination.
+  Status commit();
+  /// Removes the temporary file; the destination is left untouched.
+  void discard();
+
+  /// Returns the destination path.
+  const std::string &path() const { return finalPath; }
+  /// Returns the temporary file's path.
+  const std::string &temporaryPath() const { return tempPath; }
+
+private:
+  AtomicFileWriter(int fd, std::string finalPath, std::string tempPath)
+      : fd(fd), finalPath(std::move(finalPath)), tempPath(std::move(tempPath)) {
+  }
+
+  int fd = -1;
+  std::string finalPath;
+  std::string tempPath;
+};
+
+} // namespace tra::rt
+
+#endif // TRA_RUNTIME_FILE_H

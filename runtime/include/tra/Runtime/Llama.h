@@ -1,0 +1,75 @@
+//===- Llama.h - LLaMA hyper-parameters and llama2.c checkpoints -*- C++ -*-===//
+//
+// The hyper-parameters of a LLaMA-architecture model, and the reader of
+// llama2.c `.bin` checkpoints. Tensors are named as in Meta's checkpoints
+// ("tok_embeddings.weight", "layers.0.attention.wq.weight", ...), with
+// matrices stored [out][in], so every checkpoint format maps onto the same
+// model arguments.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TRA_RUNTIME_LLAMA_H
+#define TRA_RUNTIME_LLAMA_H
+
+#include "tra/Runtime/Error.h"
+#include "tra/Runtime/Tensor.h"
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace tra::rt {
+
+/// Hyper-parameters of a LLaMA 1/2 model.
+struct LlamaParams {
+  int64_t dim = 0;
+  int64_t hiddenDim = 0;
+  int64_t nLayers = 0;
+  int64_t nHeads = 0;
+  int64_t nKvHeads = 0;
+  int64_t vocabSize = 0;
+  /// Longest sequence the model (and its KV cache) supports.
+  int64_t maxSeqLen = 0;
+  double normEps = 1e-5;
+  double ropeTheta = 10000.0;
+  /// The output classifier is the token embedding matrix.
+  bool sharedClassifier = false;
+
+  int64_t headDim() const { return nHeads ? dim / nHeads : 0; }
+  int64_t kvDim() const { return nKvHeads * headDim(); }
+  /// Returns "" if the parameters describe a buildable model, else what is
+  /// wrong ("dim 63 is not a multiple of n_heads 8").
+  std::string validate() const;
+};
+
+/// Meta's FFN hidden size: 2/3 of 4*dim, times an optional multiplier,
+/// rounded up to a multiple of `multipleOf`.
+int64_t metaHiddenDim(int64_t dim, int64_t multipleOf,
+                      double ffnDimMultiplier = 1.0);
+
+/// The names and shapes of the weights of a model with `params`, in Meta's
+/// naming, in a fixed order (embedding, layers, final norm, classifier
+/// unless shared).
+std::vector<std::pair<std::string, std::vector<int64_t>>>
+llamaWeightShapes(const LlamaParams &params);
+
+/// A checkpoint loaded in memory: parameters and named weights (views into
+/// the memory-mapped file where the format allows).
+struct LlamaCheckpoint {
+  LlamaParams params;
+  std::vector<std::pair<std::string, HostTensor>> weights;
+
+  /// The weight named `name`, or null.
+  const HostTensor *find(const std::string &name) const;
+};
+
+/// Reads a llama2.c `.bin` checkpoint (version 0: a 7 x int32 header, then
+/// float32 arrays; a negative vocab_size means a separate classifier
+/// follows). Checks the header and that the file holds exactly the bytes the
+/// header implies; every error names the file.
+Result<LlamaCheckpoint> readLlama2c(const std::string &path);
+
+} // namespace tra::rt
+
+#endif // TRA_RUNTIME_LLAMA_H

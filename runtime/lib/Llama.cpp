@@ -1,0 +1,162 @@
+//===- Llama.cpp - LLaMA hyper-parameters and llama2.c checkpoints --------===//
+
+#include "tra/Runtime/Llama.h"
+#include "tra/Runtime/File.h"
+
+#include <cstring>
+
+using namespace tra::rt;
+
+std::string LlamaParams::validate() const {
+  auto positive = [](const char *name, int64_t v) -> std::string {
+    return v > 0 ? "" : std::string(name) + " must be positive, got " +
+                            std::to_string(v);
+  };
+  for (auto [name, v] :
+       {std::pair<const char *, int64_t>{"dim", dim},
+        {"hidden_dim", hiddenDim}, {"n_layers", nLayers}, {"n_heads", nHeads},
+        {"n_kv_heads", nKvHeads}, {"vocab_size", vocabSize},
+        {"seq_len", maxSeqLen}})
+    if (std::string e = positive(name, v); !e.empty())
+      return e;
+  if (dim % nHeads)
+    return "dim " + std::to_string(dim) + " is not a multiple of n_heads " +
+           std::to_string(nHeads);
+  if (headDim() % 2)
+    return "head dim " + std::to_string(headDim()) +
+           " is odd; rotary embeddings rotate pairs";
+  if (nHeads % nKvHeads)
+    return "n_heads " + std::to_string(nHeads) +
+           " is not a multiple of n_kv_heads " + std::to_string(nKvHeads);
+  if (!(normEps > 0))
+    return "norm_eps must be positive";
+  if (!(ropeTheta > 0))
+    return "rope_theta must be positive";
+  return "";
+}
+
+int64_t tra::rt::metaHiddenDim(int64_t dim, int64_t multipleOf,
+                               double ffnDimMultiplier) {
+  int64_t hidden = 2 * (4 * dim) / 3;
+  hidden = static_cast<int64_t>(ffnDimMultiplier * double(hidden));
+  return multipleOf * ((hidden + multipleOf - 1) / multipleOf);
+}
+
+std::vector<std::pair<std::string, std::vector<int64_t>>>
+tra::rt::llamaWeightShapes(const LlamaParams &p) {
+  std::vector<std::pair<std::string, std::vector<int64_t>>> shapes;
+  shapes.push_back({"tok_embeddings.weight", {p.vocabSize, p.dim}});
+  for (int64_t l = 0; l < p.nLayers; ++l) {
+    std::string pre = "layers." + std::to_string(l) + ".";
+    shapes.push_back({pre + "attention_norm.weight", {p.dim}});
+    shapes.push_back({pre + "attention.wq.weight", {p.dim, p.dim}});
+    shapes.push_back({pre + "attention.wk.weight", {p.kvDim(), p.dim}});
+    shapes.push_back({pre + "attention.wv.weight", {p.kvDim(), p.dim}});
+    shapes.push_back({pre + "attention.wo.weight", {p.dim, p.dim}});
+    shapes.push_back({pre + "ffn_norm.weight", {p.dim}});
+    shapes.push_back({pre + "feed_forward.w1.weight", {p.hiddenDim, p.dim}});
+    shapes.push_back({pre + "feed_forward.w2.weight", {p.dim, p.hiddenDim}});
+    shapes.push_back({pre + "feed_forward.w3.weight", {p.hiddenDim, p.dim}});
+  }
+  shapes.push_back({"norm.weight", {p.dim}});
+  if (!p.sharedClassifier)
+    shapes.push_back({"output.weight", {p.vocabSize, p.dim}});
+  return shapes;
+}
+
+const HostTensor *LlamaCheckpoint::find(const std::string &name) const {
+  for (const auto &[n, t] : weights)
+    if (n == name)
+      return &t;
+  return nullptr;
+}
+
+Result<LlamaCheckpoint> tra::rt::readLlama2c(const std::string &path) {
+  auto file = MappedFile::open(path);
+  if (!file)
+    return file.error();
+  std::shared_ptr<const MappedFile> mapped = *file;
+  const uint8_t *data = mapped->data();
+  size_t size = mapped->size();
+  constexpr size_t kHeader = 7 * sizeof(int32_t);
+  if (size < kHeader)
+    return fileError(path, "truncated llama2.c header: " +
+                               std::to_string(size) + " bytes, need " +
+                               std::to_string(kHeader));
+  int32_t h[7];
+  std::memcpy(h, data, kHeader);
+  LlamaCheckpoint ckpt;
+  LlamaParams &p = ckpt.params;
+  p.dim = h[0];
+  p.hiddenDim = h[1];
+  p.nLayers = h[2];
+  p.nHeads = h[3];
+  p.nKvHeads = h[4];
+  p.sharedClassifier = h[5] > 0;
+  p.vocabSize = h[5] < 0 ? -int64_t(h[5]) : h[5];
+  p.maxSeqLen = h[6];
+  if (std::string e = p.validate(); !e.empty())
+    return fileError(path, "not a valid llama2.c checkpoint header: " + e);
+
+  // llama2.c layout: per-kind arrays covering all layers.
+  const int64_t L = p.nLayers, D = p.dim, F = p.hiddenDim, KV = p.kvDim();
+  const int64_t V = p.vocabSize, T = p.maxSeqLen, HD = p.headDim();
+  // Element counts in file order.
+  std::vector<std::pair<std::string, int64_t>> order = {
+      {"token_embedding", V * D}, {"rms_att", L * D},   {"wq", L * D * D},
+      {"wk", L * KV * D},         {"wv", L * KV * D},   {"wo", L * D * D},
+      {"rms_ffn", L * D},         {"w1", L * F * D},    {"w2", L * D * F},
+      {"w3", L * F * D},          {"rms_final", D},     {"freq_real", T * HD / 2},
+      {"freq_imag", T * HD / 2}};
+  if (!p.sharedClassifier)
+    order.push_back({"wcls", V * D});
+  uint64_t expected = kHeader;
+  for (auto &[_, n] : order)
+    expected += uint64_t(n) * sizeof(float);
+  if (size != expected)
+    return fileError(path, std::string(size < expected ? "truncated" :
+                                                         "unexpected trailing data") +
+                               ": the header (dim " + std::to_string(D) +
+                               ", " + std::to_string(L) + " layers, vocab " +
+                               std::to_string(V) + ") implies " +
+                               std::to_string(expected) +
+                               " bytes, the file has " + std::to_string(size));
+
+  std::shared_ptr<const void> owner = mapped;
+  const uint8_t *cursor = data + kHeader;
+  auto take = [&](int64_t count) {
+    const uint8_t *at = cursor;
+    cursor += count * sizeof(float);
+    return at;
+  };
+  auto view = [&](const uint8_t *at, std::vector<int64_t> shape) {
+    return HostTensor::view(DType::F32, std::move(shape), at, owner);
+  };
+  auto layerName = [](int64_t l, const char *suffix) {
+    return "layers." + std::to_string(l) + "." + suffix;
+  };
+  auto addLayered = [&](const char *suffix, std::vector<int64_t> shape) {
+    int64_t n = 1;
+    for (int64_t d : shape)
+      n *= d;
+    for (int64_t l = 0; l < L; ++l)
+      ckpt.weights.push_back({layerName(l, suffix), view(take(n), shape)});
+  };
+  const uint8_t *emb = take(V * D);
+  ckpt.weights.push_back({"tok_embeddings.weight", view(emb, {V, D})});
+  addLayered("attention_norm.weight", {D});
+  addLayered("attention.wq.weight", {D, D});
+  addLayered("attention.wk.weight", {KV, D});
+  addLayered("attention.wv.weight", {KV, D});
+  addLayered("attention.wo.weight", {D, D});
+  addLayered("ffn_norm.weight", {D});
+  addLayered("feed_forward.w1.weight", {F, D});
+  addLayered("feed_forward.w2.weight", {D, F});
+  addLayered("feed_forward.w3.weight", {F, D});
+  ckpt.weights.push_back({"norm.weight", view(take(D), {D})});
+  take(T * HD / 2); // freq_cis_real: recomputed from rope_theta
+  take(T * HD / 2); // freq_cis_imag
+  if (!p.sharedClassifier)
+    ckpt.weights.push_back({"output.weight", view(take(V * D), {V, D})});
+  return ckpt;
+}
