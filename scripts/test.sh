@@ -16,5 +16,8 @@ ctest --preset release -j "$jobs"
 if [[ "${TRA_SKIP_ASAN:-0}" != 1 ]]; then
   echo "== ASan+UBSan build =="
   TRA_PRESET=asan scripts/setup.sh
-  ctest --preset asan -j "$jobs"
+  # See test/lit.cfg.py for why user poisoning is off.
+  ASAN_OPTIONS=detect_leaks=1:allow_user_poisoning=0 \
+    UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+    ctest --preset asan -j "$jobs"
 fi
