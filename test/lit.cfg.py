@@ -15,6 +15,7 @@ config.test_exec_root = os.path.join(config.tra_obj_root, "test")
 config.substitutions.append(("%PATH%", config.environment["PATH"]))
 config.substitutions.append(("%python", config.python_executable))
 config.substitutions.append(("%tra_src", config.tra_src_root))
+config.substitutions.append(("%tra_bin", config.tra_tools_dir))
 config.substitutions.append(
     ("%models", os.path.join(os.path.dirname(config.tra_src_root), "shared", "models")))
 

@@ -2,7 +2,9 @@
 //
 //   tra-llama emit --checkpoint MODEL.bin [--seq N] [-o model.mlir]
 //   tra-llama run  --checkpoint MODEL.bin [--steps N] [--prompt-ids 1,2,3]
+//                  [--tokenizer TOK.bin --prompt TEXT]
 //                  [--print-ids] [--logits-out FILE.npy]
+//   tra-llama tokenize --tokenizer TOK.bin TEXT
 //
 // `emit` writes the model-level tra IR of one step of the model (built from
 // the checkpoint's hyper-parameters) so it can be inspected or compiled.
@@ -17,6 +19,7 @@
 #include "tra/Interpreter/Interpreter.h"
 #include "tra/Runtime/Llama.h"
 #include "tra/Runtime/Npy.h"
+#include "tra/Runtime/Tokenizer.h"
 
 #include "mlir/IR/Verifier.h"
 #include "mlir/Support/FileUtilities.h"
@@ -34,9 +37,19 @@ namespace cl = llvm::cl;
 namespace rt = ::tra::rt;
 
 static cl::opt<std::string> command(cl::Positional, cl::Required,
-                                    cl::desc("<emit|run>"));
-static cl::opt<std::string> checkpointPath("checkpoint", cl::Required,
-                                           cl::desc("llama2.c .bin checkpoint"));
+                                    cl::desc("<emit|run|tokenize>"));
+static cl::opt<std::string> text(cl::Positional, cl::desc("[text]"),
+                                 cl::init(""));
+static cl::opt<std::string> checkpointPath("checkpoint",
+                                           cl::desc("llama2.c .bin checkpoint"),
+                                           cl::init(""));
+static cl::opt<std::string> tokenizerPath(
+    "tokenizer", cl::desc("llama2.c tokenizer.bin (SentencePiece vocabulary)"),
+    cl::init(""));
+static cl::opt<std::string> promptText("prompt",
+                                       cl::desc("prompt text (needs "
+                                                "--tokenizer)"),
+                                       cl::init(""));
 static cl::opt<std::string> outputPath("o", cl::desc("output file (emit)"),
                                        cl::init("-"));
 static cl::opt<int64_t> seqLen("seq", cl::desc("tokens per step (emit)"),
@@ -99,7 +112,27 @@ static int run(MLIRContext &ctx, const rt::LlamaCheckpoint &ckpt) {
     return fail(llvm::toString(hw.takeError()));
   llvm::errs() << "tra-llama: hardware: " << hw->summary() << "\n";
   SmallVector<int64_t> prompt;
+  std::optional<rt::Tokenizer> tokenizer;
+  if (!tokenizerPath.empty()) {
+    rt::Result<rt::Tokenizer> tok = rt::Tokenizer::open(tokenizerPath);
+    if (!tok)
+      return fail(tok.message());
+    if (tok->size() != p.vocabSize)
+      return fail(tokenizerPath + ": vocabulary of " +
+                  llvm::Twine(tok->size()) + " pieces, but " +
+                  checkpointPath + " has vocab_size " +
+                  llvm::Twine(p.vocabSize));
+    tokenizer = std::move(*tok);
+  }
+  if (!promptText.empty()) {
+    if (!tokenizer)
+      return fail("--prompt needs --tokenizer");
+    for (int64_t id : tokenizer->encode(promptText))
+      prompt.push_back(id);
+  }
   for (llvm::StringRef part : llvm::split(llvm::StringRef(promptIds), ',')) {
+    if (!promptText.empty())
+      break;
     int64_t id;
     if (part.trim().getAsInteger(10, id) || id < 0 || id >= p.vocabSize)
       return fail("--prompt-ids: '" + part + "' is not a token id in [0, " +
@@ -164,6 +197,11 @@ static int run(MLIRContext &ctx, const rt::LlamaCheckpoint &ckpt) {
                        std::chrono::steady_clock::now() - start)
                        .count();
   int64_t generated = int64_t(tokens.size()) - int64_t(prompt.size());
+  if (tokenizer) {
+    for (size_t i = 0; i < tokens.size(); ++i)
+      llvm::outs() << tokenizer->decode(i ? tokens[i - 1] : -1, tokens[i]);
+    llvm::outs() << "\n";
+  }
   if (printIds) {
     for (size_t i = prompt.size(); i < tokens.size(); ++i)
       llvm::outs() << (i > prompt.size() ? " " : "") << tokens[i];
@@ -185,11 +223,48 @@ static int run(MLIRContext &ctx, const rt::LlamaCheckpoint &ckpt) {
   return 0;
 }
 
+static cl::opt<bool> decodeIds("decode",
+                               cl::desc("tokenize: TEXT is token ids to "
+                                        "decode"));
+
+static int tokenize() {
+  if (tokenizerPath.empty())
+    return fail("tokenize needs --tokenizer");
+  rt::Result<rt::Tokenizer> tok = rt::Tokenizer::open(tokenizerPath);
+  if (!tok)
+    return fail(tok.message());
+  if (decodeIds) {
+    int64_t previous = -1;
+    for (llvm::StringRef part : llvm::split(llvm::StringRef(text), ' ')) {
+      int64_t id;
+      if (part.empty())
+        continue;
+      if (part.getAsInteger(10, id) || id < 0 || id >= tok->size())
+        return fail("'" + part + "' is not a token id in [0, " +
+                    llvm::Twine(tok->size()) + ")");
+      llvm::outs() << tok->decode(previous, id);
+      previous = id;
+    }
+    llvm::outs() << "\n";
+    return 0;
+  }
+  std::vector<int64_t> ids = tok->encode(text);
+  for (size_t i = 0; i < ids.size(); ++i)
+    llvm::outs() << (i ? " " : "") << ids[i];
+  llvm::outs() << "\n";
+  return 0;
+}
+
 int main(int argc, char **argv) {
   llvm::InitLLVM y(argc, argv);
   cl::ParseCommandLineOptions(argc, argv, "tra LLaMA front end\n");
+  if (command == "tokenize")
+    return tokenize();
   if (command != "emit" && command != "run")
-    return fail("unknown command '" + command + "' (expected emit or run)");
+    return fail("unknown command '" + command +
+                "' (expected emit, run or tokenize)");
+  if (checkpointPath.empty())
+    return fail(command + " needs --checkpoint");
   rt::Result<rt::LlamaCheckpoint> ckpt = rt::readLlama2c(checkpointPath);
   if (!ckpt)
     return fail(ckpt.message());
