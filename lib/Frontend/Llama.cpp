@@ -66,8 +66,8 @@ Value rmsNorm(ModelBuilder &m, Value x, Value w, int64_t s, int64_t d,
                [&](OpBuilder &ib, Location loc, ValueRange a) -> Value {
                  Value mean = arith::DivFOp::create(ib, loc, a[1],
                                                     m.constF32(ib, double(d)));
-                 Value t = arith::AddFOp::create(ib, loc, mean,
-                                                 m.constF32(ib, eps));
+                 Value t =
+                     arith::AddFOp::create(ib, loc, mean, m.constF32(ib, eps));
                  Value r = math::RsqrtOp::create(ib, loc, t);
                  Value xn = arith::MulFOp::create(ib, loc, a[0], r);
                  return arith::MulFOp::create(ib, loc, xn, a[2]);
@@ -81,12 +81,11 @@ struct LayerWeights {
 
 /// One transformer layer over x [S, D]; returns the new x and caches.
 std::tuple<Value, Value, Value>
-buildLayer(ModelBuilder &m, const LlamaParams &p, int64_t s, Value x,
-           Value pos, Value rot, Value kCache, Value vCache,
-           const LayerWeights &w) {
-  const int64_t D = p.dim, NH = p.nHeads, NKV = p.nKvHeads,
-                G = NH / NKV, HD = p.headDim(), P = HD / 2, T = p.maxSeqLen,
-                F = p.hiddenDim, KVD = p.kvDim();
+buildLayer(ModelBuilder &m, const LlamaParams &p, int64_t s, Value x, Value pos,
+           Value rot, Value kCache, Value vCache, const LayerWeights &w) {
+  const int64_t D = p.dim, NH = p.nHeads, NKV = p.nKvHeads, G = NH / NKV,
+                HD = p.headDim(), P = HD / 2, T = p.maxSeqLen, F = p.hiddenDim,
+                KVD = p.kvDim();
   Value xn = rmsNorm(m, x, w.attnNorm, s, D, p.normEps);
   Value q = m.einsum("sd,ed->se", CombinerKind::mul, {xn, w.wq}, {s, D});
   Value k = m.einsum("sd,ed->se", CombinerKind::mul, {xn, w.wk}, {s, KVD});
@@ -95,38 +94,37 @@ buildLayer(ModelBuilder &m, const LlamaParams &p, int64_t s, Value x,
   // Rotary embedding: a 2x2 rotation per (token, pair).
   Value q4 = m.reshape(q, {s, NH, P, 2});
   Value k4 = m.reshape(k, {s, NKV, P, 2});
-  Value qr = m.einsum("sptu,shpu->shpt", CombinerKind::mul, {rot, q4},
-                      {s, NH, P, 2});
-  Value kr = m.einsum("sptu,shpu->shpt", CombinerKind::mul, {rot, k4},
-                      {s, NKV, P, 2});
+  Value qr =
+      m.einsum("sptu,shpu->shpt", CombinerKind::mul, {rot, q4}, {s, NH, P, 2});
+  Value kr =
+      m.einsum("sptu,shpu->shpt", CombinerKind::mul, {rot, k4}, {s, NKV, P, 2});
 
   // KV cache update at pos.
   Value k3 = m.reshape(kr, {s, NKV, HD});
   Value v3 = m.reshape(v, {s, NKV, HD});
-  Value kc = UpdateSliceOp::create(m.b, m.loc, kCache.getType(), k3, kCache,
-                                   0, pos);
-  Value vc = UpdateSliceOp::create(m.b, m.loc, vCache.getType(), v3, vCache,
-                                   0, pos);
+  Value kc =
+      UpdateSliceOp::create(m.b, m.loc, kCache.getType(), k3, kCache, 0, pos);
+  Value vc =
+      UpdateSliceOp::create(m.b, m.loc, vCache.getType(), v3, vCache, 0, pos);
 
   // Grouped-query attention: query head h = g * G + r reads KV head g.
   Value qg = m.reshape(qr, {s, NKV, G, HD});
-  Value scores = m.einsum("sgrd,tgd->grst", CombinerKind::mul, {qg, kc},
-                          {NKV, G, s, T});
+  Value scores =
+      m.einsum("sgrd,tgd->grst", CombinerKind::mul, {qg, kc}, {NKV, G, s, T});
   double scale = 1.0 / std::sqrt(double(HD));
   Value masked = m.map(
       "grst,->grst", {scores, pos}, m.f32({NKV, G, s, T}),
       [&](OpBuilder &ib, Location loc, ValueRange a) -> Value {
-        Value si = arith::IndexCastOp::create(
-            ib, loc, ib.getI64Type(), IndexOp::create(ib, loc, 2));
-        Value ti = arith::IndexCastOp::create(
-            ib, loc, ib.getI64Type(), IndexOp::create(ib, loc, 3));
+        Value si = arith::IndexCastOp::create(ib, loc, ib.getI64Type(),
+                                              IndexOp::create(ib, loc, 2));
+        Value ti = arith::IndexCastOp::create(ib, loc, ib.getI64Type(),
+                                              IndexOp::create(ib, loc, 3));
         Value last = arith::AddIOp::create(ib, loc, a[1], si);
-        Value visible = arith::CmpIOp::create(
-            ib, loc, arith::CmpIPredicate::sle, ti, last);
+        Value visible =
+            arith::CmpIOp::create(ib, loc, arith::CmpIPredicate::sle, ti, last);
         Value scaled =
             arith::MulFOp::create(ib, loc, a[0], m.constF32(ib, scale));
-        Value ninf =
-            m.constF32(ib, -std::numeric_limits<double>::infinity());
+        Value ninf = m.constF32(ib, -std::numeric_limits<double>::infinity());
         return arith::SelectOp::create(ib, loc, visible, scaled, ninf);
       });
   Value mx = m.einsum("grst->grs", CombinerKind::id, {masked}, {NKV, G, s},
@@ -137,8 +135,8 @@ buildLayer(ModelBuilder &m, const LlamaParams &p, int64_t s, Value x,
                     return math::ExpOp::create(ib, loc, d);
                   });
   Value z = m.einsum("grst->grs", CombinerKind::id, {e}, {NKV, G, s});
-  Value probs = m.einsum("grst,grs->grst", CombinerKind::div, {e, z},
-                         {NKV, G, s, T});
+  Value probs =
+      m.einsum("grst,grs->grst", CombinerKind::div, {e, z}, {NKV, G, s, T});
   Value attn = m.einsum("grst,tgd->sgrd", CombinerKind::mul, {probs, vc},
                         {s, NKV, G, HD});
   Value attn2 = m.reshape(attn, {s, D});
@@ -153,8 +151,8 @@ buildLayer(ModelBuilder &m, const LlamaParams &p, int64_t s, Value x,
                   [&](OpBuilder &ib, Location loc, ValueRange v) -> Value {
                     Value na = arith::NegFOp::create(ib, loc, v[0]);
                     Value en = math::ExpOp::create(ib, loc, na);
-                    Value den = arith::AddFOp::create(ib, loc,
-                                                      m.constF32(ib, 1.0), en);
+                    Value den =
+                        arith::AddFOp::create(ib, loc, m.constF32(ib, 1.0), en);
                     Value silu = arith::DivFOp::create(ib, loc, v[0], den);
                     return arith::MulFOp::create(ib, loc, silu, v[1]);
                   });
@@ -174,7 +172,8 @@ void mlir::tra::computeRopeTables(const LlamaParams &p,
   for (int64_t t = 0; t < p.maxSeqLen; ++t)
     for (int64_t i = 0; i < half; ++i) {
       // Meta: freqs = 1 / theta^(arange(0, hd, 2) / hd), computed in f32.
-      float freq = 1.0f / std::pow(float(p.ropeTheta), float(2 * i) / float(hd));
+      float freq =
+          1.0f / std::pow(float(p.ropeTheta), float(2 * i) / float(hd));
       float angle = float(t) * freq;
       cosTable[t * half + i] = std::cos(angle);
       sinTable[t * half + i] = std::sin(angle);
@@ -239,27 +238,29 @@ OwningOpRef<ModuleOp> mlir::tra::buildLlamaModule(MLIRContext *context,
   Value x = GatherOp::create(b, loc, m.f32({s, D}), emb, tokens);
 
   // Per-position 2x2 rotations for positions pos .. pos+s-1.
-  Value positions = m.map("->s", {pos}, RankedTensorType::get({s}, b.getI64Type()),
-                          [&](OpBuilder &ib, Location l, ValueRange a) -> Value {
-                            Value i = arith::IndexCastOp::create(
-                                ib, l, ib.getI64Type(), IndexOp::create(ib, l, 0));
-                            return arith::AddIOp::create(ib, l, a[0], i);
-                          });
+  Value positions =
+      m.map("->s", {pos}, RankedTensorType::get({s}, b.getI64Type()),
+            [&](OpBuilder &ib, Location l, ValueRange a) -> Value {
+              Value i = arith::IndexCastOp::create(ib, l, ib.getI64Type(),
+                                                   IndexOp::create(ib, l, 0));
+              return arith::AddIOp::create(ib, l, a[0], i);
+            });
   Value cos = GatherOp::create(b, loc, m.f32({s, P}), fcos, positions);
   Value sin = GatherOp::create(b, loc, m.f32({s, P}), fsin, positions);
-  Value rot = m.map(
-      "sp,sp->sptu", {cos, sin}, m.f32({s, P, 2, 2}),
-      [&](OpBuilder &ib, Location l, ValueRange a) -> Value {
-        Value t = IndexOp::create(ib, l, 2);
-        Value u = IndexOp::create(ib, l, 3);
-        Value zero = arith::ConstantIndexOp::create(ib, l, 0);
-        Value diag = arith::CmpIOp::create(ib, l, arith::CmpIPredicate::eq, t, u);
-        Value first =
-            arith::CmpIOp::create(ib, l, arith::CmpIPredicate::eq, t, zero);
-        Value ns = arith::NegFOp::create(ib, l, a[1]);
-        Value off = arith::SelectOp::create(ib, l, first, ns, a[1]);
-        return arith::SelectOp::create(ib, l, diag, a[0], off);
-      });
+  Value rot =
+      m.map("sp,sp->sptu", {cos, sin}, m.f32({s, P, 2, 2}),
+            [&](OpBuilder &ib, Location l, ValueRange a) -> Value {
+              Value t = IndexOp::create(ib, l, 2);
+              Value u = IndexOp::create(ib, l, 3);
+              Value zero = arith::ConstantIndexOp::create(ib, l, 0);
+              Value diag =
+                  arith::CmpIOp::create(ib, l, arith::CmpIPredicate::eq, t, u);
+              Value first = arith::CmpIOp::create(
+                  ib, l, arith::CmpIPredicate::eq, t, zero);
+              Value ns = arith::NegFOp::create(ib, l, a[1]);
+              Value off = arith::SelectOp::create(ib, l, first, ns, a[1]);
+              return arith::SelectOp::create(ib, l, diag, a[0], off);
+            });
 
   SmallVector<Value> results(1);
   for (int64_t l = 0; l < p.nLayers; ++l) {
@@ -267,8 +268,8 @@ OwningOpRef<ModuleOp> mlir::tra::buildLlamaModule(MLIRContext *context,
     for (Value *slot : {&lw.attnNorm, &lw.wq, &lw.wk, &lw.wv, &lw.wo,
                         &lw.ffnNorm, &lw.w1, &lw.w2, &lw.w3})
       *slot = arg(w++);
-    auto [out, kc, vc] = buildLayer(m, p, s, x, pos, rot, arg(4 + 2 * l),
-                                    arg(5 + 2 * l), lw);
+    auto [out, kc, vc] =
+        buildLayer(m, p, s, x, pos, rot, arg(4 + 2 * l), arg(5 + 2 * l), lw);
     x = out;
     results.push_back(kc);
     results.push_back(vc);

@@ -318,8 +318,8 @@ LogicalResult Evaluator::evalUpdateSlice(UpdateSliceOp op) {
   int64_t n = update.shape[op.getDim()];
   int64_t extent = result.shape[op.getDim()];
   if (pos < 0 || pos + n > extent)
-    return op.emitOpError() << "position " << pos << " puts the update of "
-                            << n << " elements outside [0, " << extent
+    return op.emitOpError() << "position " << pos << " puts the update of " << n
+                            << " elements outside [0, " << extent
                             << ") along dim " << op.getDim();
   copyAlongDim(update, result, op.getDim(), pos, /*extract=*/false);
   set(op.getResult(), std::move(result));
@@ -368,8 +368,8 @@ LogicalResult Evaluator::evalConstant(arith::ConstantOp op) {
       result.data[i++] = roundToElementType(elt, v.convertToDouble());
   } else if (llvm::isa<IntegerType>(elt)) {
     for (const APInt &v : dense.getValues<APInt>())
-      result.data[i++] =
-          elt.isInteger(1) ? double(v.getBoolValue()) : double(v.getSExtValue());
+      result.data[i++] = elt.isInteger(1) ? double(v.getBoolValue())
+                                          : double(v.getSExtValue());
   } else {
     return op.emitOpError("has an element type the interpreter cannot hold");
   }
@@ -403,9 +403,9 @@ mlir::tra::interpret(func::FuncOp func, ArrayRef<InterpTensor> args) {
   for (auto [i, arg] : llvm::enumerate(args)) {
     Type expected = func.getArgumentTypes()[i];
     if (arg.getType() != expected)
-      return func.emitError() << "argument '" << getArgumentName(func, i)
-                              << "' expects " << expected << ", got "
-                              << arg.getType(),
+      return func.emitError()
+                 << "argument '" << getArgumentName(func, i) << "' expects "
+                 << expected << ", got " << arg.getType(),
              failure();
   }
   auto module = func->getParentOfType<ModuleOp>();

@@ -9,14 +9,17 @@ using namespace tra::rt;
 
 std::string LlamaParams::validate() const {
   auto positive = [](const char *name, int64_t v) -> std::string {
-    return v > 0 ? "" : std::string(name) + " must be positive, got " +
-                            std::to_string(v);
+    return v > 0 ? ""
+                 : std::string(name) + " must be positive, got " +
+                       std::to_string(v);
   };
-  for (auto [name, v] :
-       {std::pair<const char *, int64_t>{"dim", dim},
-        {"hidden_dim", hiddenDim}, {"n_layers", nLayers}, {"n_heads", nHeads},
-        {"n_kv_heads", nKvHeads}, {"vocab_size", vocabSize},
-        {"seq_len", maxSeqLen}})
+  for (auto [name, v] : {std::pair<const char *, int64_t>{"dim", dim},
+                         {"hidden_dim", hiddenDim},
+                         {"n_layers", nLayers},
+                         {"n_heads", nHeads},
+                         {"n_kv_heads", nKvHeads},
+                         {"vocab_size", vocabSize},
+                         {"seq_len", maxSeqLen}})
     if (std::string e = positive(name, v); !e.empty())
       return e;
   if (dim % nHeads)
@@ -80,9 +83,9 @@ Result<LlamaCheckpoint> tra::rt::readLlama2c(const std::string &path) {
   size_t size = mapped->size();
   constexpr size_t kHeader = 7 * sizeof(int32_t);
   if (size < kHeader)
-    return fileError(path, "truncated llama2.c header: " +
-                               std::to_string(size) + " bytes, need " +
-                               std::to_string(kHeader));
+    return fileError(path,
+                     "truncated llama2.c header: " + std::to_string(size) +
+                         " bytes, need " + std::to_string(kHeader));
   int32_t h[7];
   std::memcpy(h, data, kHeader);
   LlamaCheckpoint ckpt;
@@ -103,10 +106,10 @@ Result<LlamaCheckpoint> tra::rt::readLlama2c(const std::string &path) {
   const int64_t V = p.vocabSize, T = p.maxSeqLen, HD = p.headDim();
   // Element counts in file order.
   std::vector<std::pair<std::string, int64_t>> order = {
-      {"token_embedding", V * D}, {"rms_att", L * D},   {"wq", L * D * D},
-      {"wk", L * KV * D},         {"wv", L * KV * D},   {"wo", L * D * D},
-      {"rms_ffn", L * D},         {"w1", L * F * D},    {"w2", L * D * F},
-      {"w3", L * F * D},          {"rms_final", D},     {"freq_real", T * HD / 2},
+      {"token_embedding", V * D}, {"rms_att", L * D}, {"wq", L * D * D},
+      {"wk", L * KV * D},         {"wv", L * KV * D}, {"wo", L * D * D},
+      {"rms_ffn", L * D},         {"w1", L * F * D},  {"w2", L * D * F},
+      {"w3", L * F * D},          {"rms_final", D},   {"freq_real", T * HD / 2},
       {"freq_imag", T * HD / 2}};
   if (!p.sharedClassifier)
     order.push_back({"wcls", V * D});
@@ -114,13 +117,13 @@ Result<LlamaCheckpoint> tra::rt::readLlama2c(const std::string &path) {
   for (auto &[_, n] : order)
     expected += uint64_t(n) * sizeof(float);
   if (size != expected)
-    return fileError(path, std::string(size < expected ? "truncated" :
-                                                         "unexpected trailing data") +
-                               ": the header (dim " + std::to_string(D) +
-                               ", " + std::to_string(L) + " layers, vocab " +
-                               std::to_string(V) + ") implies " +
-                               std::to_string(expected) +
-                               " bytes, the file has " + std::to_string(size));
+    return fileError(
+        path, std::string(size < expected ? "truncated"
+                                          : "unexpected trailing data") +
+                  ": the header (dim " + std::to_string(D) + ", " +
+                  std::to_string(L) + " layers, vocab " + std::to_string(V) +
+                  ") implies " + std::to_string(expected) +
+                  " bytes, the file has " + std::to_string(size));
 
   std::shared_ptr<const void> owner = mapped;
   const uint8_t *cursor = data + kHeader;

@@ -41,7 +41,8 @@ Result<Tokenizer> Tokenizer::open(const std::string &path) {
     tok.scores.push_back(score);
   }
   if (tok.pieces.size() < 3 + 256)
-    return fileError(path, "vocabulary of " + std::to_string(tok.pieces.size()) +
+    return fileError(path, "vocabulary of " +
+                               std::to_string(tok.pieces.size()) +
                                " pieces lacks the 256 byte pieces");
   return tok;
 }
@@ -59,9 +60,12 @@ std::vector<int64_t> Tokenizer::encode(std::string_view text, bool bos) const {
   for (size_t i = 0; i < text.size();) {
     size_t n = 1;
     unsigned char c = static_cast<unsigned char>(text[i]);
-    if ((c & 0xE0) == 0xC0) n = 2;
-    else if ((c & 0xF0) == 0xE0) n = 3;
-    else if ((c & 0xF8) == 0xF0) n = 4;
+    if ((c & 0xE0) == 0xC0)
+      n = 2;
+    else if ((c & 0xF0) == 0xE0)
+      n = 3;
+    else if ((c & 0xF8) == 0xF0)
+      n = 4;
     if (i + n > text.size())
       n = 1;
     std::string ch(text.substr(i, n));
@@ -103,8 +107,7 @@ std::string Tokenizer::decode(int64_t previous, int64_t id) const {
   if (previous == 1 && !piece.empty() && piece[0] == ' ')
     piece.erase(0, 1);
   // Byte pieces "<0xXX>".
-  if (piece.size() == 6 && piece.compare(0, 3, "<0x") == 0 &&
-      piece[5] == '>') {
+  if (piece.size() == 6 && piece.compare(0, 3, "<0x") == 0 && piece[5] == '>') {
     char *end = nullptr;
     long byte = std::strtol(piece.c_str() + 3, &end, 16);
     if (end == piece.c_str() + 5)

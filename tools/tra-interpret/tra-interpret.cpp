@@ -58,12 +58,18 @@ static int fail(const llvm::Twine &message) {
 
 /// The runtime dtype that holds elements of `type`.
 static std::optional<rt::DType> dtypeFor(Type type) {
-  if (type.isF32()) return rt::DType::F32;
-  if (type.isF16()) return rt::DType::F16;
-  if (type.isBF16()) return rt::DType::BF16;
-  if (type.isInteger(64)) return rt::DType::I64;
-  if (type.isInteger(32)) return rt::DType::I32;
-  if (type.isInteger(1)) return rt::DType::Bool;
+  if (type.isF32())
+    return rt::DType::F32;
+  if (type.isF16())
+    return rt::DType::F16;
+  if (type.isBF16())
+    return rt::DType::BF16;
+  if (type.isInteger(64))
+    return rt::DType::I64;
+  if (type.isInteger(32))
+    return rt::DType::I32;
+  if (type.isInteger(1))
+    return rt::DType::Bool;
   return std::nullopt;
 }
 
@@ -154,8 +160,8 @@ int main(int argc, char **argv) {
     auto it = argIndex.find(name);
     if (it == argIndex.end())
       return fail("--input " + spec + ": @" + entry.getName().str() +
-                  " has no argument named '" + name + "' (arguments: " +
-                  argList + ")");
+                  " has no argument named '" + name +
+                  "' (arguments: " + argList + ")");
     unsigned i = it->second;
     if (args[i])
       return fail("--input " + spec + ": argument '" + name +
@@ -176,8 +182,10 @@ int main(int argc, char **argv) {
               (*want == rt::DType::BF16 && fileType == rt::DType::F32);
     if (!ok)
       return fail(path + ": argument '" + name + "' expects " +
-                  typeString(type.getElementType()) + " elements, the file "
-                  "holds " + rt::dtypeName(fileType));
+                  typeString(type.getElementType()) +
+                  " elements, the file "
+                  "holds " +
+                  rt::dtypeName(fileType));
     if (llvm::ArrayRef<int64_t>(tensor->shape()) != type.getShape())
       return fail(path + ": argument '" + name + "' expects shape " +
                   rt::formatShape(std::vector<int64_t>(type.getShape().begin(),
@@ -185,8 +193,8 @@ int main(int argc, char **argv) {
                   ", the file holds " + rt::formatShape(tensor->shape()));
     InterpTensor value(type.getElementType(), type.getShape());
     for (int64_t e = 0; e < value.getNumElements(); ++e)
-      value.data[e] = roundToElementType(type.getElementType(),
-                                         tensor->loadAsDouble(e));
+      value.data[e] =
+          roundToElementType(type.getElementType(), tensor->loadAsDouble(e));
     args[i] = std::move(value);
   }
   SmallVector<InterpTensor> argValues;
@@ -194,8 +202,7 @@ int main(int argc, char **argv) {
     if (!args[i])
       return fail("no value for argument '" + getArgumentName(entry, i) +
                   "' (" + typeString(entry.getArgumentTypes()[i]) +
-                  "); pass --input " + getArgumentName(entry, i) +
-                  "=FILE.npy");
+                  "); pass --input " + getArgumentName(entry, i) + "=FILE.npy");
     argValues.push_back(std::move(*args[i]));
   }
 
@@ -214,8 +221,8 @@ int main(int argc, char **argv) {
     auto it = resultIndex.find(name);
     if (it == resultIndex.end())
       return fail("--output " + spec + ": @" + entry.getName().str() +
-                  " has no result named '" + name + "' (results: " +
-                  resultList + ")");
+                  " has no result named '" + name +
+                  "' (results: " + resultList + ")");
     writes.push_back({it->second, path});
   }
 

@@ -43,9 +43,10 @@ static cl::opt<std::string> text(cl::Positional, cl::desc("[text]"),
 static cl::opt<std::string> checkpointPath("checkpoint",
                                            cl::desc("llama2.c .bin checkpoint"),
                                            cl::init(""));
-static cl::opt<std::string> tokenizerPath(
-    "tokenizer", cl::desc("llama2.c tokenizer.bin (SentencePiece vocabulary)"),
-    cl::init(""));
+static cl::opt<std::string>
+    tokenizerPath("tokenizer",
+                  cl::desc("llama2.c tokenizer.bin (SentencePiece vocabulary)"),
+                  cl::init(""));
 static cl::opt<std::string> promptText("prompt",
                                        cl::desc("prompt text (needs "
                                                 "--tokenizer)"),
@@ -88,8 +89,8 @@ static InterpTensor f32Tensor(MLIRContext &ctx, const rt::HostTensor &t) {
 
 static int emit(MLIRContext &ctx, const rt::LlamaCheckpoint &ckpt) {
   if (seqLen < 1 || seqLen > ckpt.params.maxSeqLen)
-    return fail("--seq " + llvm::Twine(int64_t(seqLen)) +
-                " must be in [1, " + llvm::Twine(ckpt.params.maxSeqLen) + "]");
+    return fail("--seq " + llvm::Twine(int64_t(seqLen)) + " must be in [1, " +
+                llvm::Twine(ckpt.params.maxSeqLen) + "]");
   OwningOpRef<ModuleOp> module = buildLlamaModule(&ctx, ckpt.params, seqLen);
   if (failed(verify(*module)))
     return fail("internal error: the generated model does not verify");
@@ -119,9 +120,8 @@ static int run(MLIRContext &ctx, const rt::LlamaCheckpoint &ckpt) {
       return fail(tok.message());
     if (tok->size() != p.vocabSize)
       return fail(tokenizerPath + ": vocabulary of " +
-                  llvm::Twine(tok->size()) + " pieces, but " +
-                  checkpointPath + " has vocab_size " +
-                  llvm::Twine(p.vocabSize));
+                  llvm::Twine(tok->size()) + " pieces, but " + checkpointPath +
+                  " has vocab_size " + llvm::Twine(p.vocabSize));
     tokenizer = std::move(*tok);
   }
   if (!promptText.empty()) {
@@ -163,8 +163,8 @@ static int run(MLIRContext &ctx, const rt::LlamaCheckpoint &ckpt) {
   args.push_back(std::move(fc));
   args.push_back(std::move(fs));
   for (int64_t l = 0; l < 2 * p.nLayers; ++l)
-    args.emplace_back(f32, ArrayRef<int64_t>{p.maxSeqLen, p.nKvHeads,
-                                             p.headDim()});
+    args.emplace_back(f32,
+                      ArrayRef<int64_t>{p.maxSeqLen, p.nKvHeads, p.headDim()});
   for (auto &[name, shape] : rt::llamaWeightShapes(p)) {
     const rt::HostTensor *t = ckpt.find(name);
     if (!t)
@@ -193,9 +193,9 @@ static int run(MLIRContext &ctx, const rt::LlamaCheckpoint &ckpt) {
         best = v;
     tokens.push_back(best);
   }
-  double seconds = std::chrono::duration<double>(
-                       std::chrono::steady_clock::now() - start)
-                       .count();
+  double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
   int64_t generated = int64_t(tokens.size()) - int64_t(prompt.size());
   if (tokenizer) {
     for (size_t i = 0; i < tokens.size(); ++i)
@@ -214,9 +214,9 @@ static int run(MLIRContext &ctx, const rt::LlamaCheckpoint &ckpt) {
                << " tokens/s, reference interpreter)\n";
   if (!logitsOut.empty()) {
     rt::Status status = rt::writeNpy(
-        logitsOut, rt::HostTensor::fromDoubles(rt::DType::F32,
-                                               {int64_t(steps), p.vocabSize},
-                                               allLogits));
+        logitsOut,
+        rt::HostTensor::fromDoubles(rt::DType::F32,
+                                    {int64_t(steps), p.vocabSize}, allLogits));
     if (!status)
       return fail(status.message());
   }

@@ -1,4 +1,5 @@
-//===- Interpreter.h - Reference interpreter for model-level tra -*- C++ -*-===//
+//===- Interpreter.h - Reference interpreter for model-level tra -*- C++
+//-*-===//
 //
 // Evaluates model-level tra IR on concrete tensors, directly from the op
 // semantics, with double-precision accumulation and every stored value

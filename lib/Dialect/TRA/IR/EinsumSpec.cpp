@@ -9,9 +9,9 @@ using namespace mlir;
 using namespace mlir::tra;
 
 static llvm::Error specError(llvm::StringRef spec, const llvm::Twine &msg) {
-  return llvm::createStringError(
-      llvm::inconvertibleErrorCode(),
-      llvm::Twine("malformed index spec '") + spec + "': " + msg);
+  return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                 llvm::Twine("malformed index spec '") + spec +
+                                     "': " + msg);
 }
 
 static bool isIndexLetter(char c) {

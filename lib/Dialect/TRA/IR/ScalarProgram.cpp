@@ -18,14 +18,47 @@ enum class ScalarProgram::Opcode : uint8_t {
   Constant,
   Index,
   // Binary float.
-  AddF, SubF, MulF, DivF, RemF, MaxF, MinF, MaxNumF, MinNumF, PowF,
+  AddF,
+  SubF,
+  MulF,
+  DivF,
+  RemF,
+  MaxF,
+  MinF,
+  MaxNumF,
+  MinNumF,
+  PowF,
   // Unary float.
-  NegF, Exp, Exp2, Log, Log2, Sqrt, Rsqrt, Tanh, Sin, Cos, AbsF, Erf, Floor,
+  NegF,
+  Exp,
+  Exp2,
+  Log,
+  Log2,
+  Sqrt,
+  Rsqrt,
+  Tanh,
+  Sin,
+  Cos,
+  AbsF,
+  Erf,
+  Floor,
   Ceil,
   // Integer.
-  AddI, SubI, MulI, DivSI, RemSI, MaxSI, MinSI, AndI, OrI, XOrI,
+  AddI,
+  SubI,
+  MulI,
+  DivSI,
+  RemSI,
+  MaxSI,
+  MinSI,
+  AndI,
+  OrI,
+  XOrI,
   // Comparisons, selection, casts.
-  CmpF, CmpI, Select, Cast,
+  CmpF,
+  CmpI,
+  Select,
+  Cast,
 };
 
 using Opcode = ScalarProgram::Opcode;
@@ -156,22 +189,38 @@ static bool cmpF(arith::CmpFPredicate p, double a, double b) {
   bool unordered = std::isnan(a) || std::isnan(b);
   using P = arith::CmpFPredicate;
   switch (p) {
-  case P::AlwaysFalse: return false;
-  case P::OEQ: return !unordered && a == b;
-  case P::OGT: return !unordered && a > b;
-  case P::OGE: return !unordered && a >= b;
-  case P::OLT: return !unordered && a < b;
-  case P::OLE: return !unordered && a <= b;
-  case P::ONE: return !unordered && a != b;
-  case P::ORD: return !unordered;
-  case P::UEQ: return unordered || a == b;
-  case P::UGT: return unordered || a > b;
-  case P::UGE: return unordered || a >= b;
-  case P::ULT: return unordered || a < b;
-  case P::ULE: return unordered || a <= b;
-  case P::UNE: return unordered || a != b;
-  case P::UNO: return unordered;
-  case P::AlwaysTrue: return true;
+  case P::AlwaysFalse:
+    return false;
+  case P::OEQ:
+    return !unordered && a == b;
+  case P::OGT:
+    return !unordered && a > b;
+  case P::OGE:
+    return !unordered && a >= b;
+  case P::OLT:
+    return !unordered && a < b;
+  case P::OLE:
+    return !unordered && a <= b;
+  case P::ONE:
+    return !unordered && a != b;
+  case P::ORD:
+    return !unordered;
+  case P::UEQ:
+    return unordered || a == b;
+  case P::UGT:
+    return unordered || a > b;
+  case P::UGE:
+    return unordered || a >= b;
+  case P::ULT:
+    return unordered || a < b;
+  case P::ULE:
+    return unordered || a <= b;
+  case P::UNE:
+    return unordered || a != b;
+  case P::UNO:
+    return unordered;
+  case P::AlwaysTrue:
+    return true;
   }
   return false;
 }
@@ -181,16 +230,26 @@ static bool cmpI(arith::CmpIPredicate p, double a, double b) {
   int64_t ia = toInt(a), ib = toInt(b);
   auto ua = uint64_t(ia), ub = uint64_t(ib);
   switch (p) {
-  case P::eq: return ia == ib;
-  case P::ne: return ia != ib;
-  case P::slt: return ia < ib;
-  case P::sle: return ia <= ib;
-  case P::sgt: return ia > ib;
-  case P::sge: return ia >= ib;
-  case P::ult: return ua < ub;
-  case P::ule: return ua <= ub;
-  case P::ugt: return ua > ub;
-  case P::uge: return ua >= ub;
+  case P::eq:
+    return ia == ib;
+  case P::ne:
+    return ia != ib;
+  case P::slt:
+    return ia < ib;
+  case P::sle:
+    return ia <= ib;
+  case P::sgt:
+    return ia > ib;
+  case P::sge:
+    return ia >= ib;
+  case P::ult:
+    return ua < ub;
+  case P::ule:
+    return ua <= ub;
+  case P::ugt:
+    return ua > ub;
+  case P::uge:
+    return ua >= ub;
   }
   return false;
 }
@@ -204,39 +263,93 @@ double ScalarProgram::run(ArrayRef<double> args,
     double a = v[in.lhs], b = v[in.rhs];
     double r = 0.0;
     switch (in.opcode) {
-    case Opcode::Constant: r = in.constant; break;
-    case Opcode::Index: r = double(index[in.dim]); break;
-    case Opcode::AddF: r = a + b; break;
-    case Opcode::SubF: r = a - b; break;
-    case Opcode::MulF: r = a * b; break;
-    case Opcode::DivF: r = a / b; break;
-    case Opcode::RemF: r = std::fmod(a, b); break;
+    case Opcode::Constant:
+      r = in.constant;
+      break;
+    case Opcode::Index:
+      r = double(index[in.dim]);
+      break;
+    case Opcode::AddF:
+      r = a + b;
+      break;
+    case Opcode::SubF:
+      r = a - b;
+      break;
+    case Opcode::MulF:
+      r = a * b;
+      break;
+    case Opcode::DivF:
+      r = a / b;
+      break;
+    case Opcode::RemF:
+      r = std::fmod(a, b);
+      break;
     case Opcode::MaxF:
       r = (std::isnan(a) || std::isnan(b)) ? std::nan("") : std::max(a, b);
       break;
     case Opcode::MinF:
       r = (std::isnan(a) || std::isnan(b)) ? std::nan("") : std::min(a, b);
       break;
-    case Opcode::MaxNumF: r = std::fmax(a, b); break;
-    case Opcode::MinNumF: r = std::fmin(a, b); break;
-    case Opcode::PowF: r = std::pow(a, b); break;
-    case Opcode::NegF: r = -a; break;
-    case Opcode::Exp: r = std::exp(a); break;
-    case Opcode::Exp2: r = std::exp2(a); break;
-    case Opcode::Log: r = std::log(a); break;
-    case Opcode::Log2: r = std::log2(a); break;
-    case Opcode::Sqrt: r = std::sqrt(a); break;
-    case Opcode::Rsqrt: r = 1.0 / std::sqrt(a); break;
-    case Opcode::Tanh: r = std::tanh(a); break;
-    case Opcode::Sin: r = std::sin(a); break;
-    case Opcode::Cos: r = std::cos(a); break;
-    case Opcode::AbsF: r = std::fabs(a); break;
-    case Opcode::Erf: r = std::erf(a); break;
-    case Opcode::Floor: r = std::floor(a); break;
-    case Opcode::Ceil: r = std::ceil(a); break;
-    case Opcode::AddI: r = wrap(uint64_t(toInt(a)) + uint64_t(toInt(b))); break;
-    case Opcode::SubI: r = wrap(uint64_t(toInt(a)) - uint64_t(toInt(b))); break;
-    case Opcode::MulI: r = wrap(uint64_t(toInt(a)) * uint64_t(toInt(b))); break;
+    case Opcode::MaxNumF:
+      r = std::fmax(a, b);
+      break;
+    case Opcode::MinNumF:
+      r = std::fmin(a, b);
+      break;
+    case Opcode::PowF:
+      r = std::pow(a, b);
+      break;
+    case Opcode::NegF:
+      r = -a;
+      break;
+    case Opcode::Exp:
+      r = std::exp(a);
+      break;
+    case Opcode::Exp2:
+      r = std::exp2(a);
+      break;
+    case Opcode::Log:
+      r = std::log(a);
+      break;
+    case Opcode::Log2:
+      r = std::log2(a);
+      break;
+    case Opcode::Sqrt:
+      r = std::sqrt(a);
+      break;
+    case Opcode::Rsqrt:
+      r = 1.0 / std::sqrt(a);
+      break;
+    case Opcode::Tanh:
+      r = std::tanh(a);
+      break;
+    case Opcode::Sin:
+      r = std::sin(a);
+      break;
+    case Opcode::Cos:
+      r = std::cos(a);
+      break;
+    case Opcode::AbsF:
+      r = std::fabs(a);
+      break;
+    case Opcode::Erf:
+      r = std::erf(a);
+      break;
+    case Opcode::Floor:
+      r = std::floor(a);
+      break;
+    case Opcode::Ceil:
+      r = std::ceil(a);
+      break;
+    case Opcode::AddI:
+      r = wrap(uint64_t(toInt(a)) + uint64_t(toInt(b)));
+      break;
+    case Opcode::SubI:
+      r = wrap(uint64_t(toInt(a)) - uint64_t(toInt(b)));
+      break;
+    case Opcode::MulI:
+      r = wrap(uint64_t(toInt(a)) * uint64_t(toInt(b)));
+      break;
     case Opcode::DivSI: {
       int64_t x = toInt(a), y = toInt(b);
       // Division by zero and INT64_MIN / -1 are undefined in arith; yield 0.
@@ -250,15 +363,33 @@ double ScalarProgram::run(ArrayRef<double> args,
       r = (y == 0 || y == -1) ? 0.0 : double(x % y);
       break;
     }
-    case Opcode::MaxSI: r = double(std::max(toInt(a), toInt(b))); break;
-    case Opcode::MinSI: r = double(std::min(toInt(a), toInt(b))); break;
-    case Opcode::AndI: r = double(toInt(a) & toInt(b)); break;
-    case Opcode::OrI: r = double(toInt(a) | toInt(b)); break;
-    case Opcode::XOrI: r = double(toInt(a) ^ toInt(b)); break;
-    case Opcode::CmpF: r = cmpF(arith::CmpFPredicate(in.predicate), a, b); break;
-    case Opcode::CmpI: r = cmpI(arith::CmpIPredicate(in.predicate), a, b); break;
-    case Opcode::Select: r = a != 0.0 ? b : v[in.third]; break;
-    case Opcode::Cast: r = a; break;
+    case Opcode::MaxSI:
+      r = double(std::max(toInt(a), toInt(b)));
+      break;
+    case Opcode::MinSI:
+      r = double(std::min(toInt(a), toInt(b)));
+      break;
+    case Opcode::AndI:
+      r = double(toInt(a) & toInt(b));
+      break;
+    case Opcode::OrI:
+      r = double(toInt(a) | toInt(b));
+      break;
+    case Opcode::XOrI:
+      r = double(toInt(a) ^ toInt(b));
+      break;
+    case Opcode::CmpF:
+      r = cmpF(arith::CmpFPredicate(in.predicate), a, b);
+      break;
+    case Opcode::CmpI:
+      r = cmpI(arith::CmpIPredicate(in.predicate), a, b);
+      break;
+    case Opcode::Select:
+      r = a != 0.0 ? b : v[in.third];
+      break;
+    case Opcode::Cast:
+      r = a;
+      break;
     }
     v[in.result] = roundToElementType(in.type, r);
   }

@@ -53,6 +53,7 @@ Operation *TRADialect::materializeConstant(OpBuilder &builder, Attribute value,
   auto tensorType = llvm::dyn_cast<RankedTensorType>(type);
   if (!splat || !tensorType || splat.getType() != tensorType)
     return nullptr;
-  return FillOp::create(builder, loc, tensorType,
-                        llvm::cast<TypedAttr>(splat.getSplatValue<Attribute>()));
+  return FillOp::create(
+      builder, loc, tensorType,
+      llvm::cast<TypedAttr>(splat.getSplatValue<Attribute>()));
 }

@@ -63,30 +63,48 @@ double mlir::tra::applyCombiner(CombinerKind kind, ArrayRef<double> xs) {
       r = (std::isnan(r) || std::isnan(v)) ? std::nan("") : std::min(r, v);
     return r;
   }
-  case CombinerKind::sub: return xs[0] - xs[1];
-  case CombinerKind::div: return xs[0] / xs[1];
-  case CombinerKind::id: return x;
-  case CombinerKind::neg: return -x;
-  case CombinerKind::exp: return std::exp(x);
-  case CombinerKind::silu: return x / (1.0 + std::exp(-x));
-  case CombinerKind::rsqrt: return 1.0 / std::sqrt(x);
-  case CombinerKind::sqrt: return std::sqrt(x);
-  case CombinerKind::square: return x * x;
-  case CombinerKind::tanh: return std::tanh(x);
-  case CombinerKind::abs: return std::fabs(x);
-  case CombinerKind::recip: return 1.0 / x;
-  case CombinerKind::relu: return x > 0.0 ? x : 0.0;
-  case CombinerKind::sigmoid: return 1.0 / (1.0 + std::exp(-x));
+  case CombinerKind::sub:
+    return xs[0] - xs[1];
+  case CombinerKind::div:
+    return xs[0] / xs[1];
+  case CombinerKind::id:
+    return x;
+  case CombinerKind::neg:
+    return -x;
+  case CombinerKind::exp:
+    return std::exp(x);
+  case CombinerKind::silu:
+    return x / (1.0 + std::exp(-x));
+  case CombinerKind::rsqrt:
+    return 1.0 / std::sqrt(x);
+  case CombinerKind::sqrt:
+    return std::sqrt(x);
+  case CombinerKind::square:
+    return x * x;
+  case CombinerKind::tanh:
+    return std::tanh(x);
+  case CombinerKind::abs:
+    return std::fabs(x);
+  case CombinerKind::recip:
+    return 1.0 / x;
+  case CombinerKind::relu:
+    return x > 0.0 ? x : 0.0;
+  case CombinerKind::sigmoid:
+    return 1.0 / (1.0 + std::exp(-x));
   }
   llvm_unreachable("unknown combiner");
 }
 
 double mlir::tra::getAggregationIdentity(AggregationKind kind) {
   switch (kind) {
-  case AggregationKind::sum: return 0.0;
-  case AggregationKind::prod: return 1.0;
-  case AggregationKind::max: return -std::numeric_limits<double>::infinity();
-  case AggregationKind::min: return std::numeric_limits<double>::infinity();
+  case AggregationKind::sum:
+    return 0.0;
+  case AggregationKind::prod:
+    return 1.0;
+  case AggregationKind::max:
+    return -std::numeric_limits<double>::infinity();
+  case AggregationKind::min:
+    return std::numeric_limits<double>::infinity();
   }
   llvm_unreachable("unknown aggregation");
 }
@@ -94,8 +112,10 @@ double mlir::tra::getAggregationIdentity(AggregationKind kind) {
 double mlir::tra::applyAggregation(AggregationKind kind, double acc,
                                    double value) {
   switch (kind) {
-  case AggregationKind::sum: return acc + value;
-  case AggregationKind::prod: return acc * value;
+  case AggregationKind::sum:
+    return acc + value;
+  case AggregationKind::prod:
+    return acc * value;
   case AggregationKind::max:
     return (std::isnan(acc) || std::isnan(value)) ? std::nan("")
                                                   : std::max(acc, value);
@@ -146,11 +166,9 @@ double mlir::tra::roundToElementType(Type type, double value) {
 static std::string shapeStr(ArrayRef<int64_t> shape) {
   if (shape.empty())
     return "scalar";
-  return llvm::join(llvm::map_range(shape,
-                                    [](int64_t d) { return std::to_string(d); }),
-                    "x");
+  return llvm::join(
+      llvm::map_range(shape, [](int64_t d) { return std::to_string(d); }), "x");
 }
-
 
 static bool isTRAFloat(Type t) { return t.isF32() || t.isF16() || t.isBF16(); }
 
@@ -158,9 +176,10 @@ static bool isTRAFloat(Type t) { return t.isF32() || t.isF16() || t.isBF16(); }
 static LogicalResult verifySpecShapes(Operation *op, const EinsumSpec &spec,
                                       ValueRange inputs, Value result) {
   if (spec.getNumInputs() != inputs.size())
-    return op->emitOpError() << "index spec '" << spec.str() << "' has "
-                             << spec.getNumInputs() << " input terms but the op "
-                             << "has " << inputs.size() << " inputs";
+    return op->emitOpError()
+           << "index spec '" << spec.str() << "' has " << spec.getNumInputs()
+           << " input terms but the op "
+           << "has " << inputs.size() << " inputs";
   SmallVector<ArrayRef<int64_t>> shapes;
   for (auto [i, in] : llvm::enumerate(inputs)) {
     auto type = llvm::cast<RankedTensorType>(in.getType());
@@ -226,16 +245,15 @@ static Attribute makeSplat(RankedTensorType type, double value) {
 template <typename AttrT, typename EnumT>
 static ParseResult
 parseEnumKeyword(OpAsmParser &parser, AttrT &attr,
-                 std::optional<EnumT> (*symbolize)(StringRef),
-                 StringRef what) {
+                 std::optional<EnumT> (*symbolize)(StringRef), StringRef what) {
   SMLoc loc = parser.getCurrentLocation();
   StringRef keyword;
   if (parser.parseKeyword(&keyword))
     return failure();
   std::optional<EnumT> kind = symbolize(keyword);
   if (!kind)
-    return parser.emitError(loc) << "unknown " << what << " '" << keyword
-                                 << "'";
+    return parser.emitError(loc)
+           << "unknown " << what << " '" << keyword << "'";
   attr = AttrT::get(parser.getContext(), *kind);
   return success();
 }
@@ -324,7 +342,8 @@ OpFoldResult EinsumOp::fold(FoldAdaptor adaptor) {
   Type elt = getType().getElementType();
   for (double &v : values)
     v = roundToElementType(elt, v);
-  double combined = roundToElementType(elt, applyCombiner(getCombiner(), values));
+  double combined =
+      roundToElementType(elt, applyCombiner(getCombiner(), values));
   SmallVector<ArrayRef<int64_t>> shapes;
   for (Value in : getInputs())
     shapes.push_back(llvm::cast<RankedTensorType>(in.getType()).getShape());
@@ -341,10 +360,15 @@ OpFoldResult EinsumOp::fold(FoldAdaptor adaptor) {
     result = getAggregationIdentity(getAggregation());
   } else if (!spec.getReducedIndices().empty()) {
     switch (getAggregation()) {
-    case AggregationKind::sum: result = combined * double(count); break;
-    case AggregationKind::prod: result = std::pow(combined, double(count)); break;
+    case AggregationKind::sum:
+      result = combined * double(count);
+      break;
+    case AggregationKind::prod:
+      result = std::pow(combined, double(count));
+      break;
     case AggregationKind::max:
-    case AggregationKind::min: break;
+    case AggregationKind::min:
+      break;
     }
   }
   return makeSplat(getType(), result);
@@ -358,14 +382,16 @@ void MapOp::build(OpBuilder &builder, OperationState &state, Type resultType,
                   ValueRange inputs, StringRef spec) {
   state.addOperands(inputs);
   if (!spec.empty())
-    state.addAttribute(getSpecAttrName(state.name), builder.getStringAttr(spec));
+    state.addAttribute(getSpecAttrName(state.name),
+                       builder.getStringAttr(spec));
   state.addTypes(resultType);
   Region *body = state.addRegion();
   Block *block = new Block();
   body->push_back(block);
   for (Value in : inputs)
-    block->addArgument(llvm::cast<RankedTensorType>(in.getType()).getElementType(),
-                       state.location);
+    block->addArgument(
+        llvm::cast<RankedTensorType>(in.getType()).getElementType(),
+        state.location);
 }
 
 EinsumSpec MapOp::getParsedSpec() {
@@ -462,7 +488,8 @@ struct FoldConstantMap : public OpRewritePattern<MapOp> {
     double value = program->run(args, {});
     auto splat = llvm::cast<SplatElementsAttr>(makeSplat(op.getType(), value));
     rewriter.replaceOpWithNewOp<FillOp>(
-        op, op.getType(), llvm::cast<TypedAttr>(splat.getSplatValue<Attribute>()));
+        op, op.getType(),
+        llvm::cast<TypedAttr>(splat.getSplatValue<Attribute>()));
     return success();
   }
 };
@@ -512,16 +539,16 @@ LogicalResult ConcatOp::verify() {
                            << " but the result has rank " << rank;
     for (int64_t d = 0; d < rank; ++d) {
       if (d != dim && type.getDimSize(d) != resultType.getDimSize(d))
-        return emitOpError() << "input #" << i << " has extent "
-                             << type.getDimSize(d) << " in dim " << d
-                             << " but the result has "
-                             << resultType.getDimSize(d);
+        return emitOpError()
+               << "input #" << i << " has extent " << type.getDimSize(d)
+               << " in dim " << d << " but the result has "
+               << resultType.getDimSize(d);
     }
     total += type.getDimSize(dim);
   }
   if (total != resultType.getDimSize(dim))
-    return emitOpError() << "inputs add up to " << total << " along dim "
-                         << dim << " but the result has "
+    return emitOpError() << "inputs add up to " << total << " along dim " << dim
+                         << " but the result has "
                          << resultType.getDimSize(dim);
   return success();
 }
@@ -601,10 +628,9 @@ LogicalResult UpdateSliceOp::verify() {
   for (int64_t d = 0; d < dest.getRank(); ++d) {
     if (d == dim) {
       if (update.getDimSize(d) > dest.getDimSize(d))
-        return emitOpError() << "update extent " << update.getDimSize(d)
-                             << " along dim " << d
-                             << " exceeds the destination's "
-                             << dest.getDimSize(d);
+        return emitOpError()
+               << "update extent " << update.getDimSize(d) << " along dim " << d
+               << " exceeds the destination's " << dest.getDimSize(d);
       continue;
     }
     if (update.getDimSize(d) != dest.getDimSize(d))
@@ -680,15 +706,16 @@ static FailureOr<ReshapeGroups> computeReshapeGroups(ArrayRef<int64_t> src,
     while (j < dst.size() && dst[j] == 1 && (i == src.size() || src[i] != 1))
       gd.push_back(j++);
     if (gs.size() > 1 && gd.size() > 1) {
-      reason = "source dims [" +
-               llvm::join(llvm::map_range(gs, [&](int64_t d) {
-                 return std::to_string(src[d]);
-               }), "x") +
-               "] become [" +
-               llvm::join(llvm::map_range(gd, [&](int64_t d) {
-                 return std::to_string(dst[d]);
-               }), "x") +
-               "], which neither groups nor ungroups dimensions";
+      reason =
+          "source dims [" +
+          llvm::join(llvm::map_range(
+                         gs, [&](int64_t d) { return std::to_string(src[d]); }),
+                     "x") +
+          "] become [" +
+          llvm::join(llvm::map_range(
+                         gd, [&](int64_t d) { return std::to_string(dst[d]); }),
+                     "x") +
+          "], which neither groups nor ungroups dimensions";
       return failure();
     }
     groups.push_back({gs, gd});

@@ -1,4 +1,5 @@
-//===- Llama.h - LLaMA hyper-parameters and llama2.c checkpoints -*- C++ -*-===//
+//===- Llama.h - LLaMA hyper-parameters and llama2.c checkpoints -*- C++
+//-*-===//
 //
 // The hyper-parameters of a LLaMA-architecture model, and the reader of
 // llama2.c `.bin` checkpoints. Tensors are named as in Meta's checkpoints

@@ -1,4 +1,5 @@
-//===- Tokenizer.h - SentencePiece BPE vocabularies (llama2.c format) ------===//
+//===- Tokenizer.h - SentencePiece BPE vocabularies (llama2.c format)
+//------===//
 //
 // The LLaMA SentencePiece BPE vocabulary in llama2.c's tokenizer.bin format:
 // int32 max_token_length, then per token float32 score, int32 length, bytes.
