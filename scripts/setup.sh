@@ -12,7 +12,7 @@ PACKAGES=(
   cmake ninja-build git
   llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools clang-22
   libopenmpi-dev openmpi-bin libopenblas-dev
-  libgtest-dev pybind11-dev python3-numpy python3-torch python3-sentencepiece
+  libgtest-dev pybind11-dev python3-dev python3-numpy python3-torch python3-sentencepiece
 )
 
 missing=()

@@ -8,7 +8,7 @@ from lit.llvm.subst import ToolSubst
 config.name = "TRA"
 config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
 config.suffixes = [".mlir", ".test"]
-config.excludes = ["Inputs", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py"]
+config.excludes = ["Inputs", "bindings_check.py", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.tra_obj_root, "test")
 
@@ -16,6 +16,7 @@ config.substitutions.append(("%PATH%", config.environment["PATH"]))
 config.substitutions.append(("%python", config.python_executable))
 config.substitutions.append(("%tra_src", config.tra_src_root))
 config.substitutions.append(("%tra_bin", config.tra_tools_dir))
+config.substitutions.append(("%tra_obj", config.tra_obj_root))
 config.substitutions.append(
     ("%models", os.path.join(os.path.dirname(config.tra_src_root), "shared", "models")))
 
@@ -33,6 +34,9 @@ config.environment["FILECHECK_OPTS"] = "-enable-var-scope --allow-unused-prefixe
 # use-after-poison although nothing is wrong.
 config.environment["ASAN_OPTIONS"] = "detect_leaks=1:allow_user_poisoning=0"
 config.environment["UBSAN_OPTIONS"] = "print_stacktrace=1:halt_on_error=1"
+
+if config.python_bindings == "ON":
+    config.available_features.add("python-bindings")
 
 tools = ["tra-opt", "tra-interpret", "tra-tensor", "tra-compile", "tra-llama"]
 llvm_config.add_tool_substitutions(

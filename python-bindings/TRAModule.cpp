@@ -1,0 +1,227 @@
+//===- TRAModule.cpp - Python bindings of tra -----------------------------===//
+//
+// `tra.parse(text)` parses and verifies model-level IR; `Model.interpret`
+// runs a function on NumPy arrays with the reference interpreter;
+// `tra.llama_model` builds a LLaMA model from hyper-parameters.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tra/Dialect/TRA/IR/TRAOps.h"
+#include "tra/Frontend/Llama.h"
+#include "tra/Interpreter/Interpreter.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/Parser/Parser.h"
+
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <memory>
+
+namespace py = pybind11;
+using namespace mlir;
+using namespace mlir::tra;
+
+namespace {
+
+/// Collects diagnostics while alive and turns them into one message.
+class DiagnosticCollector {
+public:
+  explicit DiagnosticCollector(MLIRContext *ctx)
+      : handler(ctx, [this](Diagnostic &diag) {
+          std::string loc;
+          llvm::raw_string_ostream os(loc);
+          if (auto fl = llvm::dyn_cast<FileLineColLoc>(diag.getLocation()))
+            os << fl.getFilename().getValue() << ":" << fl.getLine() << ":"
+               << fl.getColumn();
+          else
+            os << diag.getLocation();
+          messages += (messages.empty() ? "" : "\n") + loc + ": " + diag.str();
+          return success();
+        }) {}
+  const std::string &str() const { return messages; }
+
+private:
+  std::string messages;
+  ScopedDiagnosticHandler handler;
+};
+
+/// A parsed, verified module and its context.
+class Model {
+public:
+  Model(std::unique_ptr<MLIRContext> ctx, OwningOpRef<ModuleOp> module)
+      : context(std::move(ctx)), module(std::move(module)) {}
+
+  std::vector<std::string> functions() const {
+    std::vector<std::string> names;
+    for (auto f : module->getOps<func::FuncOp>())
+      names.push_back(f.getName().str());
+    return names;
+  }
+
+  std::string text() const {
+    std::string s;
+    llvm::raw_string_ostream os(s);
+    module->print(os);
+    return s;
+  }
+
+  py::dict signature(const std::string &name) const {
+    func::FuncOp f = lookup(name);
+    auto describe = [](const std::string &n, Type t) {
+      py::dict d;
+      d["name"] = n;
+      auto tt = llvm::cast<RankedTensorType>(t);
+      d["shape"] =
+          std::vector<int64_t>(tt.getShape().begin(), tt.getShape().end());
+      std::string s;
+      llvm::raw_string_ostream os(s);
+      os << tt.getElementType();
+      d["dtype"] = s;
+      return d;
+    };
+    py::list args, results;
+    for (unsigned i = 0; i < f.getNumArguments(); ++i)
+      args.append(describe(getArgumentName(f, i), f.getArgumentTypes()[i]));
+    for (unsigned i = 0; i < f.getNumResults(); ++i)
+      results.append(describe(getResultName(f, i), f.getResultTypes()[i]));
+    py::dict sig;
+    sig["arguments"] = args;
+    sig["results"] = results;
+    return sig;
+  }
+
+  py::dict interpret(const std::string &name, const py::dict &inputs) {
+    func::FuncOp f = lookup(name);
+    SmallVector<InterpTensor> args;
+    for (unsigned i = 0; i < f.getNumArguments(); ++i) {
+      std::string argName = getArgumentName(f, i);
+      if (!inputs.contains(argName))
+        throw py::value_error("no input for argument '" + argName + "'");
+      auto type = llvm::cast<RankedTensorType>(f.getArgumentTypes()[i]);
+      auto array =
+          py::array_t<double, py::array::c_style | py::array::forcecast>::
+              ensure(inputs[argName.c_str()]);
+      if (!array)
+        throw py::value_error("input '" + argName + "' is not numeric");
+      std::vector<int64_t> shape(array.shape(), array.shape() + array.ndim());
+      if (llvm::ArrayRef<int64_t>(shape) != type.getShape())
+        throw py::value_error("input '" + argName + "' has the wrong shape");
+      InterpTensor t(type.getElementType(), type.getShape());
+      for (int64_t e = 0; e < t.getNumElements(); ++e)
+        t.data[e] = roundToElementType(type.getElementType(), array.data()[e]);
+      args.push_back(std::move(t));
+    }
+    for (auto item : inputs) {
+      std::string key = py::str(item.first);
+      bool known = false;
+      for (unsigned i = 0; i < f.getNumArguments(); ++i)
+        known |= getArgumentName(f, i) == key;
+      if (!known)
+        throw py::value_error("@" + name + " has no argument named '" + key +
+                              "'");
+    }
+    DiagnosticCollector diags(context.get());
+    FailureOr<SmallVector<InterpTensor>> results =
+        mlir::tra::interpret(f, args);
+    if (failed(results))
+      throw py::value_error(diags.str());
+    py::dict out;
+    for (auto [i, r] : llvm::enumerate(*results)) {
+      std::vector<py::ssize_t> shape(r.shape.begin(), r.shape.end());
+      py::array_t<double> array(shape);
+      std::copy(r.data.begin(), r.data.end(), array.mutable_data());
+      Type elt = r.elementType;
+      const char *dtype = elt.isF64()         ? "float64"
+                          : elt.isInteger(64) ? "int64"
+                          : elt.isInteger(32) ? "int32"
+                          : elt.isInteger(1)  ? "bool"
+                          : elt.isF16()       ? "float16"
+                                              : "float32";
+      out[getResultName(f, i).c_str()] = array.attr("astype")(dtype);
+    }
+    return out;
+  }
+
+private:
+  func::FuncOp lookup(const std::string &name) const {
+    auto f = module->lookupSymbol<func::FuncOp>(name);
+    if (!f || f.isExternal())
+      throw py::value_error("no function @" + name + " with a body");
+    return f;
+  }
+
+  std::unique_ptr<MLIRContext> context;
+  mutable OwningOpRef<ModuleOp> module;
+};
+
+std::unique_ptr<MLIRContext> makeContext() {
+  auto ctx = std::make_unique<MLIRContext>();
+  ctx->loadDialect<TRADialect, func::FuncDialect, arith::ArithDialect,
+                   math::MathDialect>();
+  return ctx;
+}
+
+Model parse(const std::string &text) {
+  auto ctx = makeContext();
+  OwningOpRef<ModuleOp> module;
+  {
+    DiagnosticCollector diags(ctx.get());
+    module = parseSourceString<ModuleOp>(text, ctx.get(), "<python>");
+    if (!module)
+      throw py::value_error(diags.str());
+  }
+  return Model(std::move(ctx), std::move(module));
+}
+
+Model llamaModel(const py::dict &p, int64_t seqLen) {
+  ::tra::rt::LlamaParams params;
+  auto get = [&](const char *key, int64_t &field) {
+    if (!p.contains(key))
+      throw py::value_error(std::string("missing hyper-parameter '") + key +
+                            "'");
+    field = p[key].cast<int64_t>();
+  };
+  get("dim", params.dim);
+  get("hidden_dim", params.hiddenDim);
+  get("n_layers", params.nLayers);
+  get("n_heads", params.nHeads);
+  params.nKvHeads = params.nHeads;
+  if (p.contains("n_kv_heads"))
+    get("n_kv_heads", params.nKvHeads);
+  get("vocab_size", params.vocabSize);
+  get("max_seq_len", params.maxSeqLen);
+  if (p.contains("norm_eps"))
+    params.normEps = p["norm_eps"].cast<double>();
+  if (p.contains("shared_classifier"))
+    params.sharedClassifier = p["shared_classifier"].cast<bool>();
+  if (std::string error = params.validate(); !error.empty())
+    throw py::value_error(error);
+  if (seqLen < 1 || seqLen > params.maxSeqLen)
+    throw py::value_error("seq_len must be in [1, max_seq_len]");
+  auto ctx = makeContext();
+  OwningOpRef<ModuleOp> module = buildLlamaModule(ctx.get(), params, seqLen);
+  return Model(std::move(ctx), std::move(module));
+}
+
+} // namespace
+
+PYBIND11_MODULE(_tra, m) {
+  m.doc() = "tra: tensor relational algebra compiler (Python bindings)";
+  py::class_<Model>(m, "Model")
+      .def("functions", &Model::functions, "names of the module's functions")
+      .def("text", &Model::text, "the module as tra IR text")
+      .def("signature", &Model::signature, py::arg("function"),
+           "arguments and results of a function (name, shape, dtype)")
+      .def("interpret", &Model::interpret, py::arg("function"),
+           py::arg("inputs"),
+           "run a function with the reference interpreter on NumPy arrays, "
+           "keyed by argument name; returns results keyed by name");
+  m.def("parse", &parse, py::arg("text"),
+        "parse and verify model-level tra IR (raises ValueError)");
+  m.def("llama_model", &llamaModel, py::arg("params"), py::arg("seq_len") = 1,
+        "build one step of a LLaMA model from hyper-parameters");
+}
