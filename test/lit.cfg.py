@@ -38,6 +38,21 @@ config.environment["UBSAN_OPTIONS"] = "print_stacktrace=1:halt_on_error=1"
 if config.python_bindings == "ON":
     config.available_features.add("python-bindings")
 
-tools = ["tra-opt", "tra-interpret", "tra-tensor", "tra-compile", "tra-llama"]
+# Open MPI: allow running as root (CI runs as root) and more ranks than
+# cores.
+import shutil
+if shutil.which("mpirun"):
+    config.available_features.add("mpi")
+    config.environment["OMPI_ALLOW_RUN_AS_ROOT"] = "1"
+    config.environment["OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"] = "1"
+    # Open MPI's dynamically loaded components keep allocations until exit
+    # and are unloaded before LeakSanitizer runs, so their "leaks" cannot
+    # be suppressed by library; ranks run with leak detection off (ASan's
+    # memory-error checks stay on).
+    config.substitutions.append(
+        ("%mpirun", "mpirun --allow-run-as-root --oversubscribe "
+                    "-x ASAN_OPTIONS=detect_leaks=0:allow_user_poisoning=0"))
+
+tools = ["tra-opt", "tra-interpret", "tra-tensor", "tra-compile", "tra-llama", "tra-mpi-check"]
 llvm_config.add_tool_substitutions(
     [ToolSubst(t, unresolved="ignore") for t in tools], [config.tra_tools_dir])
