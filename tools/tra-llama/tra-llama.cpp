@@ -18,12 +18,14 @@
 #include "tra/Hardware/Hardware.h"
 #include "tra/Interpreter/Interpreter.h"
 #include "tra/Runtime/Llama.h"
+#include "tra/Runtime/MetaCheckpoint.h"
 #include "tra/Runtime/Npy.h"
 #include "tra/Runtime/Tokenizer.h"
 
 #include "mlir/IR/Verifier.h"
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/WithColor.h"
@@ -40,9 +42,15 @@ static cl::opt<std::string> command(cl::Positional, cl::Required,
                                     cl::desc("<emit|run|tokenize>"));
 static cl::opt<std::string> text(cl::Positional, cl::desc("[text]"),
                                  cl::init(""));
-static cl::opt<std::string> checkpointPath("checkpoint",
-                                           cl::desc("llama2.c .bin checkpoint"),
-                                           cl::init(""));
+static cl::opt<std::string> checkpointPath(
+    "checkpoint",
+    cl::desc("llama2.c .bin checkpoint, or a Meta checkpoint directory "
+             "(params.json + consolidated.NN.pth)"),
+    cl::init(""));
+static cl::opt<int64_t> maxSeqLen("max-seq-len",
+                                  cl::desc("KV-cache length (default: the "
+                                           "model's seq_len)"),
+                                  cl::init(0));
 static cl::opt<std::string>
     tokenizerPath("tokenizer",
                   cl::desc("llama2.c tokenizer.bin (SentencePiece vocabulary)"),
@@ -255,6 +263,18 @@ static int tokenize() {
   return 0;
 }
 
+/// A llama2.c file, or a Meta checkpoint directory (all shards merged into
+/// f32 weights; the model-parallel split is undone tile by tile).
+static rt::Result<rt::LlamaCheckpoint> loadCheckpoint(const std::string &path) {
+  if (llvm::sys::fs::is_directory(path)) {
+    rt::Result<rt::MetaCheckpoint> meta = rt::MetaCheckpoint::open(path);
+    if (!meta)
+      return meta.error();
+    return meta->loadAll();
+  }
+  return rt::readLlama2c(path);
+}
+
 int main(int argc, char **argv) {
   llvm::InitLLVM y(argc, argv);
   cl::ParseCommandLineOptions(argc, argv, "tra LLaMA front end\n");
@@ -265,9 +285,16 @@ int main(int argc, char **argv) {
                 "' (expected emit, run or tokenize)");
   if (checkpointPath.empty())
     return fail(command + " needs --checkpoint");
-  rt::Result<rt::LlamaCheckpoint> ckpt = rt::readLlama2c(checkpointPath);
+  rt::Result<rt::LlamaCheckpoint> ckpt = loadCheckpoint(checkpointPath);
   if (!ckpt)
     return fail(ckpt.message());
+  if (maxSeqLen > 0) {
+    if (maxSeqLen > ckpt->params.maxSeqLen)
+      return fail("--max-seq-len " + llvm::Twine(int64_t(maxSeqLen)) +
+                  " exceeds the model's seq_len " +
+                  llvm::Twine(ckpt->params.maxSeqLen));
+    ckpt->params.maxSeqLen = maxSeqLen;
+  }
   MLIRContext context;
   return command == "emit" ? emit(context, *ckpt) : run(context, *ckpt);
 }
