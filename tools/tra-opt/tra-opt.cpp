@@ -5,6 +5,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "tra/Conversion/Passes.h"
+#include "tra/Conversion/Pipeline/Pipeline.h"
 #include "tra/Dialect/TRA/IR/TRADialect.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -21,12 +23,15 @@ int main(int argc, char **argv) {
   mlir::registerCSEPass();
   mlir::registerInlinerPass();
   mlir::registerSymbolDCEPass();
+  mlir::tra::registerTRAConversionPasses();
+  mlir::tra::registerTRAToLLVMPipeline();
 
   mlir::DialectRegistry registry;
   registry.insert<mlir::tra::TRADialect, mlir::arith::ArithDialect,
                   mlir::func::FuncDialect, mlir::math::MathDialect,
                   mlir::tensor::TensorDialect>();
   mlir::func::registerInlinerExtension(registry);
+  mlir::tra::registerTRACodegenDialects(registry);
   return mlir::asMainReturnCode(
       mlir::MlirOptMain(argc, argv, "tra optimizer driver\n", registry));
 }

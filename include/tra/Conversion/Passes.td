@@ -1,0 +1,266 @@
+//===- Passes.td - tra conversion passes -------------------*- tablegen -*-===//
+//
+// Passes that lower model-level tra IR to upstream dialects and on to the
+// LLVM dialect. The order they run in is set by the `tra-lower-to-llvm`
+// pipeline (see Pipeline.h and docs/Lowering.md).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TRA_CONVERSION_PASSES_TD
+#define TRA_CONVERSION_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+//===----------------------------------------------------------------------===//
+// TRAToLinalg
+//===----------------------------------------------------------------------===//
+
+def ConvertTRAToLinalgPass : Pass<"tra-convert-to-linalg"> {
+  let summary = "Lower model-level tra ops to linalg, tensor, arith and cf";
+  let description = [{
+    Rewrites every model-level `tra` operation into upstream dialects on
+    tensors, so that the rest of the pipeline (bufferization, loops, LLVM) is
+    upstream MLIR:
+
+    * `tra.einsum` becomes a `linalg.generic` whose iteration space is the
+      spec's indices (output indices first, `parallel`; aggregated indices
+      after, `reduction`), whose body applies the combiner and the
+      aggregation, and whose init is the aggregation's identity
+      (`linalg.fill`). A two-input `mul` einsum with a `sum` aggregation in
+      which every index occurs in at least two of the three terms is a
+      contraction (a matmul, possibly transposed or batched): it becomes a
+      `linalg.contract`, which `tra-linalg-to-blas` can turn into a BLAS call.
+    * `tra.map` becomes a `linalg.generic` with the body cloned (`tra.index`
+      becomes `linalg.index`, `tra.yield` becomes `linalg.yield`).
+    * `tra.slice`, `tra.concat` and `tra.update_slice` become
+      `tensor.extract_slice` / `tensor.insert_slice`; the dynamic position of
+      `tra.update_slice` is read with `tensor.extract` and checked at run time
+      with `cf.assert`.
+    * `tra.gather` becomes a `linalg.generic` reading the table with
+      `tensor.extract`, with a run-time bounds check.
+    * `tra.reshape` becomes `tensor.collapse_shape` and/or
+      `tensor.expand_shape` (from `ReshapeOp::getGroups`).
+    * `tra.fill` becomes `arith.constant` (small tensors) or `linalg.fill`;
+      `tra.convert` becomes a `linalg.generic` of `arith` casts.
+
+    Example:
+
+    ```mlir
+    %c = tra.einsum "ij,jk->ik" mul (%a, %b)
+        : (tensor<16x32xf32>, tensor<32x24xf32>) -> tensor<16x24xf32>
+    ```
+
+    becomes
+
+    ```mlir
+    %e = tensor.empty() : tensor<16x24xf32>
+    %zero = arith.constant 0.000000e+00 : f32
+    %init = linalg.fill ins(%zero : f32) outs(%e : tensor<16x24xf32>)
+        -> tensor<16x24xf32>
+    %c = linalg.contract
+        indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>,
+                         affine_map<(d0, d1, d2) -> (d2, d1)>,
+                         affine_map<(d0, d1, d2) -> (d0, d1)>]
+        ins(%a, %b : tensor<16x32xf32>, tensor<32x24xf32>)
+        outs(%init : tensor<16x24xf32>) -> tensor<16x24xf32>
+    ```
+
+    Operations the lowering cannot handle (dynamic shapes, a `tra.map` body
+    with an operation outside `arith` and `math`) are reported with an error
+    at the operation; the pass then fails without changing them.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::cf::ControlFlowDialect",
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::math::MathDialect",
+    "::mlir::tensor::TensorDialect",
+  ];
+  let options = [
+    Option<"accumulateInF32", "accumulate-in-f32", "bool", /*default=*/"true",
+           "Compute f16 and bf16 einsums in f32 and round the result once">,
+    Option<"boundsChecks", "bounds-checks", "bool", /*default=*/"true",
+           "Check dynamic positions and gather indices at run time">,
+    Option<"namedContractions", "named-contractions", "bool",
+           /*default=*/"true",
+           "Lower mul/sum contractions to linalg.contract instead of "
+           "linalg.generic">,
+  ];
+}
+
+//===----------------------------------------------------------------------===//
+// LinalgToBLAS
+//===----------------------------------------------------------------------===//
+
+def ConvertLinalgToBLASPass
+    : Pass<"tra-linalg-to-blas", "::mlir::ModuleOp"> {
+  let summary = "Call the runtime's BLAS sgemm for f32 contractions on buffers";
+  let description = [{
+    Replaces every f32 linalg contraction on memrefs (`linalg.contract`,
+    `linalg.matmul`, `linalg.batch_matmul`, or a `linalg.generic` with a
+    multiply-add body) whose operands can be viewed as (batched) row-major or
+    transposed matrices by a call to the runtime function `tra_exec_sgemm`
+    (declared in `runtime/exec/include/tra/Exec/ABI.h`), which calls
+    `cblas_sgemm`. Groups of consecutive dimensions are flattened into one
+    matrix dimension where the strides allow it; a column-major output is
+    handled by computing the transposed product. A `linalg.fill` of zero that
+    initializes the output right before the contraction is folded into
+    `beta = 0`. Contractions whose layout BLAS cannot express, or that are
+    smaller than `min-flops`, are left alone.
+
+    Example:
+
+    ```mlir
+    linalg.fill ins(%zero : f32) outs(%c : memref<16x24xf32>)
+    linalg.contract indexing_maps = [#mk, #nk, #mn]
+        ins(%a, %b : memref<16x32xf32>, memref<24x32xf32>)
+        outs(%c : memref<16x24xf32>)
+    ```
+
+    becomes (pointers extracted from the memrefs)
+
+    ```mlir
+    func.call @tra_exec_sgemm(%batch1, %notrans, %trans, %m, %n, %k, %one,
+        %pa, %lda, %sa, %pb, %ldb, %sb, %zero, %pc, %ldc, %sc)
+        : (i64, i64, i64, i64, i64, i64, f32, !llvm.ptr, i64, i64,
+           !llvm.ptr, i64, i64, f32, !llvm.ptr, i64, i64) -> ()
+    ```
+
+    Run it after buffer deallocation has been inserted: the call reads the
+    buffers through raw pointers that deallocation cannot see.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::func::FuncDialect",
+    "::mlir::LLVM::LLVMDialect",
+    "::mlir::memref::MemRefDialect",
+  ];
+  let options = [
+    Option<"minFlops", "min-flops", "int64_t", /*default=*/"0",
+           "Leave contractions with fewer multiply-adds than this to the "
+           "generated loops">,
+  ];
+}
+
+//===----------------------------------------------------------------------===//
+// Entry functions
+//===----------------------------------------------------------------------===//
+
+def PrepareEntryPass : Pass<"tra-prepare-entry", "::mlir::ModuleOp"> {
+  let summary = "Mark the entry function for the C interface and check it";
+  let description = [{
+    Chooses the entry function (the `entry` option; otherwise `@main`, or
+    the only public function with a body; with neither, every public
+    function with a body), checks that its arguments and results are tensors
+    of static shape and of an element type the executable runtime reads and
+    writes (f32, f16, bf16, i64, i32, i1), marks it `llvm.emit_c_interface`,
+    and marks its arguments `bufferization.writable = false` so that
+    bufferization never writes into caller buffers (which the runtime may
+    map read-only from files).
+
+    ```mlir
+    func.func @main(%x: tensor<4xf32> {tra.name = "x"}) -> tensor<4xf32>
+    ```
+
+    becomes
+
+    ```mlir
+    func.func @main(%x: tensor<4xf32> {bufferization.writable = false,
+                                       tra.name = "x"}) -> tensor<4xf32>
+        attributes {llvm.emit_c_interface}
+    ```
+  }];
+  let options = [
+    Option<"entry", "entry", "std::string", /*default=*/"\"\"",
+           "Name of the entry function">,
+  ];
+}
+
+//===----------------------------------------------------------------------===//
+// Profiling
+//===----------------------------------------------------------------------===//
+
+def InstrumentProfilePass
+    : Pass<"tra-instrument-profile", "::mlir::ModuleOp"> {
+  let summary = "Time every model-level op with runtime calls";
+  let description = [{
+    Numbers every model-level `tra` operation of the module (0, 1, ...),
+    brackets it with calls to the runtime's `tra_exec_profile_begin` and
+    `tra_exec_profile_end` (runtime/exec ABI.h), and records what each number
+    is ("tra.einsum "sd,ed->se" at model.mlir:12:8") in the module
+    attribute `tra.profile_ops`, which becomes part of the program
+    descriptor. An executable run with `--profile` then prints the time spent
+    in each op. Ops that fusion later merges into another are accounted to
+    the op they were fused into.
+
+    ```mlir
+    %c = tra.einsum "ij,jk->ik" mul (%a, %b) : ...
+    ```
+
+    becomes
+
+    ```mlir
+    %id = arith.constant 0 : i64
+    func.call @tra_exec_profile_begin(%id) : (i64) -> ()
+    %c = tra.einsum "ij,jk->ik" mul (%a, %b) : ...
+    func.call @tra_exec_profile_end(%id) : (i64) -> ()
+    ```
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::func::FuncDialect"];
+}
+
+//===----------------------------------------------------------------------===//
+// Fusion
+//===----------------------------------------------------------------------===//
+
+def FuseElementwisePass : Pass<"tra-fuse-elementwise"> {
+  let summary = "Fuse chains of elementwise linalg.generic ops into one";
+  let description = [{
+    Fuses a producer `linalg.generic` into its consumer `linalg.generic`
+    (upstream elementwise fusion) when that never recomputes work and never
+    hides a contraction from BLAS: the producer must be all-parallel, have
+    its consumer as its only user, and be read by the consumer through a
+    permutation (each producer element exactly once). Unlike
+    `linalg-fuse-elementwise-ops` it does not move reshapes across
+    operations, so `linalg.contract` ops keep their matrix shapes.
+
+    ```mlir
+    %e = linalg.generic {...} ins(%x, %m : ...) outs(...) {  // exp(x - m)
+    ...
+    %z = linalg.generic {..., "reduction"} ins(%e : ...) outs(%zero : ...)
+    ```
+
+    becomes one reduction generic computing `sum(exp(x - m))`.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+}
+
+//===----------------------------------------------------------------------===//
+// Copies
+//===----------------------------------------------------------------------===//
+
+def ExpandStridedCopiesPass : Pass<"tra-expand-strided-copies"> {
+  let summary = "Turn copies between non-contiguous buffers into linalg.copy";
+  let description = [{
+    The LLVM lowering of `memref.copy` uses `memcpy` when both buffers are
+    contiguous, and otherwise calls `memrefCopy` from MLIR's C runner
+    utilities, a library compiled programs do not link. This pass rewrites
+    every other `memref.copy` into a `linalg.copy`, which becomes a loop nest
+    (and is then vectorized by LLVM).
+
+    ```mlir
+    memref.copy %a, %b : memref<4x8xf32, strided<[16, 1]>> to memref<4x8xf32>
+    ```
+
+    becomes
+
+    ```mlir
+    linalg.copy ins(%a : memref<4x8xf32, strided<[16, 1]>>)
+                outs(%b : memref<4x8xf32>)
+    ```
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+}
+
+#endif // TRA_CONVERSION_PASSES_TD

@@ -1,0 +1,93 @@
+//===- Pipeline.h - From model-level tra to the LLVM dialect ----*- C++ -*-===//
+//
+// The pass pipeline that lowers a model-level tra module to the LLVM dialect
+// for one CPU device: tra to linalg on tensors, bufferization, BLAS calls for
+// contractions, loops, and the LLVM dialect. It is built in three stages so
+// that a driver can stop or print after each one (docs/Lowering.md).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TRA_CONVERSION_PIPELINE_PIPELINE_H
+#define TRA_CONVERSION_PIPELINE_PIPELINE_H
+
+#include "mlir/Pass/PassOptions.h"
+
+#include <string>
+
+namespace mlir {
+class DialectRegistry;
+class OpPassManager;
+
+namespace tra {
+
+/// Options of the `tra-lower-to-llvm` pipeline.
+struct TRAToLLVMPipelineOptions
+    : public PassPipelineOptions<TRAToLLVMPipelineOptions> {
+  PassOptions::Option<std::string> entry{
+      *this, "entry",
+      llvm::cl::desc("Entry function to expose through the C interface "
+                     "(default: @main, the only public function, or all "
+                     "public functions)"),
+      llvm::cl::init("")};
+  PassOptions::Option<bool> inlineCalls{
+      *this, "inline",
+      llvm::cl::desc("Inline calls before lowering, so that elementwise "
+                     "chains fuse across function boundaries"),
+      llvm::cl::init(true)};
+  PassOptions::Option<bool> fuseElementwise{
+      *this, "fuse-elementwise",
+      llvm::cl::desc("Fuse chains of elementwise linalg ops into one loop "
+                     "nest"),
+      llvm::cl::init(true)};
+  PassOptions::Option<bool> boundsChecks{
+      *this, "bounds-checks",
+      llvm::cl::desc("Check dynamic positions and gather indices at run "
+                     "time"),
+      llvm::cl::init(true)};
+  PassOptions::Option<bool> profile{
+      *this, "profile",
+      llvm::cl::desc("Time every model-level op for the executable's "
+                     "--profile (tra-instrument-profile)"),
+      llvm::cl::init(true)};
+  PassOptions::Option<bool> blas{
+      *this, "blas", llvm::cl::desc("Call BLAS sgemm for f32 contractions"),
+      llvm::cl::init(true)};
+  PassOptions::Option<int64_t> blasMinFlops{
+      *this, "blas-min-flops",
+      llvm::cl::desc("Leave contractions with fewer multiply-adds than this "
+                     "to the generated loops"),
+      llvm::cl::init(0)};
+};
+
+/// Stage 1, on tensors: checks and marks the entry function, inlines calls,
+/// instruments ops for profiling, lowers tra to linalg/tensor/arith/cf and
+/// fuses elementwise ops.
+void buildTRAToLinalgStage(OpPassManager &pm,
+                           const TRAToLLVMPipelineOptions &options);
+
+/// Stage 2, tensors to buffers: one-shot bufferization across functions
+/// (identity layouts at function boundaries), results as out-parameters,
+/// deallocation, and BLAS calls for contractions.
+void buildBufferizationStage(OpPassManager &pm,
+                             const TRAToLLVMPipelineOptions &options);
+
+/// Stage 3, buffers to the LLVM dialect: loops, control flow, then every
+/// remaining dialect to LLVM.
+void buildLLVMStage(OpPassManager &pm, const TRAToLLVMPipelineOptions &options);
+
+/// The three stages in order: a model-level tra module to the LLVM dialect.
+void buildTRAToLLVMPipeline(OpPassManager &pm,
+                            const TRAToLLVMPipelineOptions &options);
+
+/// Registers `tra-lower-to-llvm` with the pass pipeline registry.
+void registerTRAToLLVMPipeline();
+
+/// Adds to `registry` every dialect the pipeline produces or consumes and
+/// the external interface models it needs (bufferization, inlining, LLVM IR
+/// translation).
+void registerTRACodegenDialects(DialectRegistry &registry);
+
+} // namespace tra
+} // namespace mlir
+
+#endif // TRA_CONVERSION_PIPELINE_PIPELINE_H

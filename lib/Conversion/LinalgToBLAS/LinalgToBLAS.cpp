@@ -1,0 +1,354 @@
+//===- LinalgToBLAS.cpp - f32 contractions on buffers to sgemm calls -----===//
+//
+// A linalg contraction on memrefs whose three operands are (batched)
+// matrices in memory, possibly transposed, becomes one call to the runtime's
+// `tra_exec_sgemm`, which loops over the batch calling `cblas_sgemm`.
+//
+// The loop dimensions of a contraction split into batch (in A, B and C), m
+// (A and C), n (B and C) and k (A and B) dimensions. Each class may hold
+// several dimensions: they are flattened into one matrix dimension when they
+// are consecutive in every operand, in the same order, and their strides
+// nest (stride[i] == stride[i+1] * size[i+1]).
+//
+//===----------------------------------------------------------------------===//
+
+#include "tra/Conversion/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/IR/SymbolTable.h"
+
+namespace mlir {
+namespace tra {
+#define GEN_PASS_DEF_CONVERTLINALGTOBLASPASS
+#include "tra/Conversion/Passes.h.inc"
+} // namespace tra
+} // namespace mlir
+
+using namespace mlir;
+
+/// The runtime function the contractions call (runtime/exec ABI.h).
+static constexpr llvm::StringLiteral kSgemmName = "tra_exec_sgemm";
+
+namespace {
+/// A strided 2-D view of an operand: `rows` x `cols` elements, with the
+/// distance in elements between consecutive rows and columns.
+struct MatrixView {
+  int64_t rows = 1, cols = 1;
+  int64_t rowStride = 0, colStride = 0;
+
+  MatrixView transposed() const { return {cols, rows, colStride, rowStride}; }
+};
+
+/// How BLAS reads a matrix: as stored (row-major) or transposed, with the
+/// leading dimension.
+struct BlasMatrix {
+  bool transposed = false;
+  int64_t ld = 1;
+};
+
+/// A flattened group of loop dimensions within one operand.
+struct DimGroup {
+  int64_t size = 1;
+  int64_t stride = 0;
+};
+
+/// The operands' batch strides and matrix views of one contraction, ready
+/// for sgemm: C (M x N) = A (M x K) * B (K x N) for each of `batch` matrices.
+struct GemmShape {
+  int64_t batch = 1;
+  int64_t batchStride[3] = {0, 0, 0};
+  MatrixView a, b, c;
+};
+
+/// The classes of the loop dimensions of a contraction.
+struct DimClasses {
+  SmallVector<unsigned> batch, m, n, k;
+};
+} // namespace
+
+/// Classifies every loop dimension of a contraction with operand maps `maps`
+/// (A, B, C). Fails if a dimension occurs in only one operand.
+static FailureOr<DimClasses> classifyDims(ArrayRef<AffineMap> maps) {
+  if (!llvm::all_of(maps,
+                    [](AffineMap map) { return map.isProjectedPermutation(); }))
+    return failure();
+  DimClasses classes;
+  for (unsigned d = 0, e = maps[2].getNumDims(); d < e; ++d) {
+    bool inA = maps[0].isFunctionOfDim(d), inB = maps[1].isFunctionOfDim(d),
+         inC = maps[2].isFunctionOfDim(d);
+    if (inA && inB && inC)
+      classes.batch.push_back(d);
+    else if (inA && inC)
+      classes.m.push_back(d);
+    else if (inB && inC)
+      classes.n.push_back(d);
+    else if (inA && inB)
+      classes.k.push_back(d);
+    else
+      return failure();
+  }
+  return classes;
+}
+
+/// Returns `dims` ordered by their position in the results of `map`.
+static SmallVector<unsigned> orderBy(ArrayRef<unsigned> dims, AffineMap map) {
+  SmallVector<unsigned> ordered(dims);
+  llvm::sort(ordered, [&](unsigned x, unsigned y) {
+    return *map.getResultPosition(getAffineDimExpr(x, map.getContext())) <
+           *map.getResultPosition(getAffineDimExpr(y, map.getContext()));
+  });
+  return ordered;
+}
+
+/// Flattens the loop dimensions `group` (in this order) of an operand with
+/// map `map`, `shape` and `strides` into one dimension, if they are
+/// consecutive in the operand in this order and their strides nest.
+static std::optional<DimGroup> flattenGroup(ArrayRef<unsigned> group,
+                                            AffineMap map,
+                                            ArrayRef<int64_t> shape,
+                                            ArrayRef<int64_t> strides) {
+  if (group.empty())
+    return DimGroup{};
+  SmallVector<unsigned> positions;
+  for (unsigned d : group) {
+    std::optional<unsigned> pos =
+        map.getResultPosition(getAffineDimExpr(d, map.getContext()));
+    if (!pos)
+      return std::nullopt;
+    positions.push_back(*pos);
+  }
+  DimGroup flat{1, strides[positions.back()]};
+  for (auto [i, pos] : llvm::enumerate(positions)) {
+    if (ShapedType::isDynamic(strides[pos]))
+      return std::nullopt;
+    if (i > 0 && (pos != positions[i - 1] + 1 ||
+                  strides[positions[i - 1]] != strides[pos] * shape[pos]))
+      return std::nullopt;
+    flat.size *= shape[pos];
+  }
+  return flat;
+}
+
+/// Returns how BLAS can read `view`, if it can.
+static std::optional<BlasMatrix> blasLayout(const MatrixView &view) {
+  if (view.cols == 1 || view.colStride == 1) {
+    int64_t ld = view.rows == 1 ? view.cols : view.rowStride;
+    if (ld >= std::max<int64_t>(1, view.cols))
+      return BlasMatrix{false, ld};
+  }
+  if (view.rows == 1 || view.rowStride == 1) {
+    int64_t ld = view.cols == 1 ? view.rows : view.colStride;
+    if (ld >= std::max<int64_t>(1, view.rows))
+      return BlasMatrix{true, ld};
+  }
+  return std::nullopt;
+}
+
+/// Computes the sgemm shape of the f32 contraction `op` on memrefs, if its
+/// operands' layouts allow one.
+static std::optional<GemmShape> analyzeContraction(linalg::LinalgOp op) {
+  if (!op.hasPureBufferSemantics() || op.getNumDpsInputs() != 2 ||
+      op.getNumDpsInits() != 1 || !linalg::isaContractionOpInterface(op))
+    return std::nullopt;
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  FailureOr<DimClasses> classes = classifyDims(maps);
+  if (failed(classes) || classes->k.empty())
+    return std::nullopt;
+
+  SmallVector<MemRefType> types;
+  SmallVector<SmallVector<int64_t>> strides;
+  for (OpOperand &operand : op->getOpOperands()) {
+    auto type = dyn_cast<MemRefType>(operand.get().getType());
+    if (!type || !type.getElementType().isF32() || !type.hasStaticShape())
+      return std::nullopt;
+    SmallVector<int64_t> s;
+    int64_t offset;
+    if (failed(type.getStridesAndOffset(s, offset)))
+      return std::nullopt;
+    types.push_back(type);
+    strides.push_back(s);
+  }
+
+  // Flatten each class in the order of its reference operand (C for batch,
+  // m and n; A for k); every other operand must hold it in the same order.
+  SmallVector<unsigned> batch = orderBy(classes->batch, maps[2]);
+  SmallVector<unsigned> m = orderBy(classes->m, maps[2]);
+  SmallVector<unsigned> n = orderBy(classes->n, maps[2]);
+  SmallVector<unsigned> k = orderBy(classes->k, maps[0]);
+  auto group = [&](ArrayRef<unsigned> dims, unsigned operand) {
+    return flattenGroup(dims, maps[operand], types[operand].getShape(),
+                        strides[operand]);
+  };
+  auto bA = group(batch, 0), bB = group(batch, 1), bC = group(batch, 2);
+  auto mA = group(m, 0), mC = group(m, 2);
+  auto nB = group(n, 1), nC = group(n, 2);
+  auto kA = group(k, 0), kB = group(k, 1);
+  if (!bA || !bB || !bC || !mA || !mC || !nB || !nC || !kA || !kB)
+    return std::nullopt;
+
+  GemmShape gemm;
+  gemm.batch = bC->size;
+  gemm.batchStride[0] = bA->stride;
+  gemm.batchStride[1] = bB->stride;
+  gemm.batchStride[2] = bC->stride;
+  gemm.a = {mA->size, kA->size, mA->stride, kA->stride};
+  gemm.b = {kB->size, nB->size, kB->stride, nB->stride};
+  gemm.c = {mC->size, nC->size, mC->stride, nC->stride};
+  return gemm;
+}
+
+/// Returns the address of the first element of `memref` as an LLVM pointer.
+static Value elementPointer(OpBuilder &b, Location loc, Value memref) {
+  auto metadata = memref::ExtractStridedMetadataOp::create(b, loc, memref);
+  Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, memref);
+  Value elementSize = arith::ConstantIndexOp::create(b, loc, sizeof(float));
+  Value bytes =
+      arith::MulIOp::create(b, loc, metadata.getOffset(), elementSize);
+  Value address = arith::AddIOp::create(b, loc, base, bytes);
+  Value asInt = arith::IndexCastOp::create(b, loc, b.getI64Type(), address);
+  return LLVM::IntToPtrOp::create(
+      b, loc, LLVM::LLVMPointerType::get(b.getContext()), asInt);
+}
+
+/// Returns the function type of `tra_exec_sgemm`.
+static FunctionType sgemmType(MLIRContext *ctx) {
+  Builder b(ctx);
+  Type i64 = b.getI64Type(), f32 = b.getF32Type();
+  Type ptr = LLVM::LLVMPointerType::get(ctx);
+  return b.getFunctionType({i64, i64, i64, i64, i64, i64, f32, ptr, i64, i64,
+                            ptr, i64, i64, f32, ptr, i64, i64},
+                           {});
+}
+
+/// Returns the declaration of `tra_exec_sgemm` in `module`, adding it if
+/// needed; fails with a diagnostic if the name is taken by something else.
+static FailureOr<func::FuncOp> getOrInsertSgemm(ModuleOp module) {
+  MLIRContext *ctx = module.getContext();
+  if (Operation *existing = SymbolTable::lookupSymbolIn(module, kSgemmName)) {
+    auto func = dyn_cast<func::FuncOp>(existing);
+    if (!func || func.getFunctionType() != sgemmType(ctx))
+      return existing->emitError("symbol '")
+             << kSgemmName << "' is reserved for the BLAS runtime function";
+    return func;
+  }
+  OpBuilder b = OpBuilder::atBlockBegin(module.getBody());
+  auto func =
+      func::FuncOp::create(b, module.getLoc(), kSgemmName, sgemmType(ctx));
+  func.setPrivate();
+  return func;
+}
+
+/// If the operation right before `op` fills `output` with zero, erases it
+/// and returns true (the sgemm then runs with beta = 0).
+static bool foldZeroFill(Operation *op, Value output) {
+  auto fill = dyn_cast_or_null<linalg::FillOp>(op->getPrevNode());
+  if (!fill || fill.getOutputs()[0] != output ||
+      !matchPattern(fill.getInputs()[0], m_AnyZeroFloat()))
+    return false;
+  fill.erase();
+  return true;
+}
+
+/// Returns `gemm` arranged for a row-major sgemm: if C is stored
+/// column-major, the transposed product C^T = B^T A^T (with `swapped` set).
+/// Fails if BLAS cannot read some operand.
+static std::optional<GemmShape> normalizeForBlas(GemmShape gemm,
+                                                 bool &swapped) {
+  std::optional<BlasMatrix> c = blasLayout(gemm.c);
+  if (!c)
+    return std::nullopt;
+  swapped = c->transposed;
+  if (swapped) {
+    std::swap(gemm.batchStride[0], gemm.batchStride[1]);
+    MatrixView newA = gemm.b.transposed(), newB = gemm.a.transposed();
+    gemm.a = newA, gemm.b = newB, gemm.c = gemm.c.transposed();
+    c = blasLayout(gemm.c);
+    if (!c || c->transposed)
+      return std::nullopt;
+  }
+  if (!blasLayout(gemm.a) || !blasLayout(gemm.b))
+    return std::nullopt;
+  return gemm;
+}
+
+/// Replaces `op` by a call to `sgemm` computing `gemm` (normalized by
+/// `normalizeForBlas`; `swapped` says whether A and B trade places).
+static void replaceWithSgemm(linalg::LinalgOp op, const GemmShape &gemm,
+                             bool swapped, func::FuncOp sgemm) {
+  Value a = op.getDpsInputs()[0], b = op.getDpsInputs()[1];
+  Value c = op.getDpsInits()[0];
+  if (swapped)
+    std::swap(a, b);
+  BlasMatrix aLayout = *blasLayout(gemm.a), bLayout = *blasLayout(gemm.b);
+  BlasMatrix cLayout = *blasLayout(gemm.c);
+
+  OpBuilder builder(op);
+  Location loc = op.getLoc();
+  bool zeroInit = foldZeroFill(op, c);
+  auto i64 = [&](int64_t v) -> Value {
+    return arith::ConstantIntOp::create(builder, loc, v, 64);
+  };
+  auto f32 = [&](float v) -> Value {
+    return arith::ConstantFloatOp::create(builder, loc, builder.getF32Type(),
+                                          APFloat(v));
+  };
+  SmallVector<Value> args = {i64(gemm.batch),
+                             i64(aLayout.transposed),
+                             i64(bLayout.transposed),
+                             i64(gemm.c.rows),
+                             i64(gemm.c.cols),
+                             i64(gemm.a.cols),
+                             f32(1.0f),
+                             elementPointer(builder, loc, a),
+                             i64(aLayout.ld),
+                             i64(gemm.batchStride[0]),
+                             elementPointer(builder, loc, b),
+                             i64(bLayout.ld),
+                             i64(gemm.batchStride[1]),
+                             f32(zeroInit ? 0.0f : 1.0f),
+                             elementPointer(builder, loc, c),
+                             i64(cLayout.ld),
+                             i64(gemm.batchStride[2])};
+  func::CallOp::create(builder, loc, sgemm, args);
+  op->erase();
+}
+
+namespace {
+struct ConvertLinalgToBLASPass
+    : public tra::impl::ConvertLinalgToBLASPassBase<ConvertLinalgToBLASPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    struct Match {
+      linalg::LinalgOp op;
+      GemmShape gemm;
+      bool swapped;
+    };
+    SmallVector<Match> matches;
+    module.walk([&](linalg::LinalgOp op) {
+      std::optional<GemmShape> gemm = analyzeContraction(op);
+      bool swapped = false;
+      if (gemm)
+        gemm = normalizeForBlas(*gemm, swapped);
+      if (!gemm)
+        return;
+      int64_t flops = gemm->batch * gemm->c.rows * gemm->c.cols * gemm->a.cols;
+      if (flops >= minFlops)
+        matches.push_back({op, *gemm, swapped});
+    });
+    if (matches.empty())
+      return;
+    FailureOr<func::FuncOp> sgemm = getOrInsertSgemm(module);
+    if (failed(sgemm))
+      return signalPassFailure();
+    for (Match &match : matches)
+      replaceWithSgemm(match.op, match.gemm, match.swapped, *sgemm);
+  }
+};
+} // namespace

@@ -1,0 +1,165 @@
+//===- Pipeline.cpp - From model-level tra to the LLVM dialect ------------===//
+
+#include "tra/Conversion/Pipeline/Pipeline.h"
+
+#include "tra/Conversion/Passes.h"
+#include "tra/Dialect/TRA/IR/TRADialect.h"
+
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/IR/ValueBoundsOpInterfaceImpl.h"
+#include "mlir/Dialect/Arith/Transforms/BufferDeallocationOpInterfaceImpl.h"
+#include "mlir/Dialect/Arith/Transforms/BufferViewFlowOpInterfaceImpl.h"
+#include "mlir/Dialect/Arith/Transforms/BufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/Arith/Transforms/Passes.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
+#include "mlir/Dialect/Bufferization/Transforms/FuncBufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
+#include "mlir/Dialect/ControlFlow/Transforms/BufferDeallocationOpInterfaceImpl.h"
+#include "mlir/Dialect/ControlFlow/Transforms/BufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/Func/Extensions/InlinerExtension.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Index/IR/IndexDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/Linalg/Transforms/BufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/MemRef/IR/ValueBoundsOpInterfaceImpl.h"
+#include "mlir/Dialect/MemRef/Transforms/AllocationOpInterfaceImpl.h"
+#include "mlir/Dialect/MemRef/Transforms/BufferViewFlowOpInterfaceImpl.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/SCF/Transforms/BufferDeallocationOpInterfaceImpl.h"
+#include "mlir/Dialect/SCF/Transforms/BufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Tensor/IR/ValueBoundsOpInterfaceImpl.h"
+#include "mlir/Dialect/Tensor/Transforms/BufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/UB/IR/UBOps.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Transforms/Passes.h"
+
+using namespace mlir;
+using namespace mlir::tra;
+
+void mlir::tra::buildTRAToLinalgStage(OpPassManager &pm,
+                                      const TRAToLLVMPipelineOptions &options) {
+  PrepareEntryPassOptions entryOptions;
+  entryOptions.entry = options.entry;
+  pm.addPass(createPrepareEntryPass(entryOptions));
+  if (options.inlineCalls) {
+    pm.addPass(createInlinerPass());
+    pm.addPass(createSymbolDCEPass());
+  }
+  if (options.profile)
+    pm.addPass(createInstrumentProfilePass());
+  ConvertTRAToLinalgPassOptions linalgOptions;
+  linalgOptions.boundsChecks = options.boundsChecks;
+  OpPassManager &funcPm = pm.nest<func::FuncOp>();
+  funcPm.addPass(createConvertTRAToLinalgPass(linalgOptions));
+  funcPm.addPass(createCanonicalizerPass());
+  if (options.fuseElementwise)
+    funcPm.addPass(createFuseElementwisePass());
+  funcPm.addPass(createCSEPass());
+}
+
+void mlir::tra::buildBufferizationStage(
+    OpPassManager &pm, const TRAToLLVMPipelineOptions &options) {
+  bufferization::OneShotBufferizePassOptions bufferizeOptions;
+  bufferizeOptions.bufferizeFunctionBoundaries = true;
+  bufferizeOptions.functionBoundaryTypeConversion =
+      bufferization::LayoutMapOption::IdentityLayoutMap;
+  pm.addPass(bufferization::createOneShotBufferizePass(bufferizeOptions));
+  bufferization::BufferResultsToOutParamsPassOptions outParamsOptions;
+  outParamsOptions.hoistStaticAllocs = true;
+  outParamsOptions.modifyPublicFunctions = true;
+  pm.addPass(
+      bufferization::createBufferResultsToOutParamsPass(outParamsOptions));
+  pm.addPass(createCanonicalizerPass());
+  bufferization::buildBufferDeallocationPipeline(pm);
+  // After deallocation: the BLAS call reads buffers through raw pointers.
+  if (options.blas) {
+    ConvertLinalgToBLASPassOptions blasOptions;
+    blasOptions.minFlops = options.blasMinFlops;
+    pm.addPass(createConvertLinalgToBLASPass(blasOptions));
+  }
+}
+
+void mlir::tra::buildLLVMStage(OpPassManager &pm,
+                               const TRAToLLVMPipelineOptions &) {
+  OpPassManager &funcPm = pm.nest<func::FuncOp>();
+  funcPm.addPass(createExpandStridedCopiesPass());
+  funcPm.addPass(createConvertLinalgToLoopsPass());
+  funcPm.addPass(createLowerAffinePass());
+  funcPm.addPass(createSCFToControlFlowPass());
+  funcPm.addPass(createCanonicalizerPass());
+  // bf16 arithmetic and casts become f32 arithmetic and integer bit work.
+  arith::ArithExpandOpsPassOptions expandOptions;
+  expandOptions.includeBf16 = true;
+  funcPm.addPass(arith::createArithExpandOpsPass(expandOptions));
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  pm.addPass(createConvertMathToLLVMPass());
+  pm.addPass(createConvertMathToLibmPass());
+  pm.addPass(createArithToLLVMConversionPass());
+  pm.addPass(createConvertIndexToLLVMPass());
+  pm.addPass(createConvertControlFlowToLLVMPass());
+  pm.addPass(createConvertFuncToLLVMPass());
+  pm.addPass(createUBToLLVMConversionPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+  pm.addPass(createCanonicalizerPass());
+}
+
+void mlir::tra::buildTRAToLLVMPipeline(
+    OpPassManager &pm, const TRAToLLVMPipelineOptions &options) {
+  buildTRAToLinalgStage(pm, options);
+  buildBufferizationStage(pm, options);
+  buildLLVMStage(pm, options);
+}
+
+void mlir::tra::registerTRAToLLVMPipeline() {
+  PassPipelineRegistration<TRAToLLVMPipelineOptions>(
+      "tra-lower-to-llvm",
+      "Lower a model-level tra module to the LLVM dialect for one CPU device",
+      buildTRAToLLVMPipeline);
+}
+
+void mlir::tra::registerTRACodegenDialects(DialectRegistry &registry) {
+  registry.insert<TRADialect, affine::AffineDialect, arith::ArithDialect,
+                  bufferization::BufferizationDialect, cf::ControlFlowDialect,
+                  func::FuncDialect, index::IndexDialect, linalg::LinalgDialect,
+                  LLVM::LLVMDialect, math::MathDialect, memref::MemRefDialect,
+                  scf::SCFDialect, tensor::TensorDialect, ub::UBDialect>();
+  func::registerInlinerExtension(registry);
+  // Bufferization.
+  arith::registerBufferizableOpInterfaceExternalModels(registry);
+  bufferization::func_ext::registerBufferizableOpInterfaceExternalModels(
+      registry);
+  cf::registerBufferizableOpInterfaceExternalModels(registry);
+  linalg::registerBufferizableOpInterfaceExternalModels(registry);
+  scf::registerBufferizableOpInterfaceExternalModels(registry);
+  tensor::registerBufferizableOpInterfaceExternalModels(registry);
+  // Results to out-parameters and deallocation: what allocates, how buffers
+  // alias through other ops, and how ownership flows through branches.
+  memref::registerAllocationOpInterfaceExternalModels(registry);
+  arith::registerBufferViewFlowOpInterfaceExternalModels(registry);
+  memref::registerBufferViewFlowOpInterfaceExternalModels(registry);
+  arith::registerBufferDeallocationOpInterfaceExternalModels(registry);
+  cf::registerBufferDeallocationOpInterfaceExternalModels(registry);
+  scf::registerBufferDeallocationOpInterfaceExternalModels(registry);
+  // Folding of shapes and offsets.
+  arith::registerValueBoundsOpInterfaceExternalModels(registry);
+  memref::registerValueBoundsOpInterfaceExternalModels(registry);
+  tensor::registerValueBoundsOpInterfaceExternalModels(registry);
+  // Translation to LLVM IR.
+  registerBuiltinDialectTranslation(registry);
+  registerLLVMDialectTranslation(registry);
+}

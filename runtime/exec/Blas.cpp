@@ -1,0 +1,69 @@
+//===- Blas.cpp - BLAS entry points of compiled code ----------------------===//
+//
+// `tra_exec_sgemm` (declared in tra/Exec/ABI.h) loops over a batch of
+// matrix products and calls cblas_sgemm for each. Without OpenBLAS it falls
+// back to a plain loop nest, so that programs still run (slowly).
+//
+//===----------------------------------------------------------------------===//
+
+#include "tra/Exec/ABI.h"
+
+#include <algorithm>
+#include <cstdint>
+
+#ifdef TRA_EXEC_HAVE_OPENBLAS
+#include <cblas.h>
+extern "C" void openblas_set_num_threads(int);
+#endif
+
+namespace {
+#ifndef TRA_EXEC_HAVE_OPENBLAS
+/// Returns element (i, j) of a row-major matrix read as stored or transposed.
+inline float element(const float *m, int64_t ld, bool trans, int64_t i,
+                     int64_t j) {
+  return trans ? m[j * ld + i] : m[i * ld + j];
+}
+#endif
+
+/// One C = alpha * op(A) * op(B) + beta * C.
+void gemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
+          float alpha, const float *a, int64_t lda, const float *b, int64_t ldb,
+          float beta, float *c, int64_t ldc) {
+#ifdef TRA_EXEC_HAVE_OPENBLAS
+  cblas_sgemm(CblasRowMajor, transA ? CblasTrans : CblasNoTrans,
+              transB ? CblasTrans : CblasNoTrans, static_cast<int>(m),
+              static_cast<int>(n), static_cast<int>(k), alpha, a,
+              static_cast<int>(lda), b, static_cast<int>(ldb), beta, c,
+              static_cast<int>(ldc));
+#else
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t j = 0; j < n; ++j) {
+      float sum = 0.0f;
+      for (int64_t p = 0; p < k; ++p)
+        sum += element(a, lda, transA, i, p) * element(b, ldb, transB, p, j);
+      float &out = c[i * ldc + j];
+      out = alpha * sum + (beta == 0.0f ? 0.0f : beta * out);
+    }
+  }
+#endif
+}
+} // namespace
+
+extern "C" void tra_exec_sgemm(int64_t batch, int64_t transA, int64_t transB,
+                               int64_t m, int64_t n, int64_t k, float alpha,
+                               const float *a, int64_t lda, int64_t strideA,
+                               const float *b, int64_t ldb, int64_t strideB,
+                               float beta, float *c, int64_t ldc,
+                               int64_t strideC) {
+  for (int64_t i = 0; i < batch; ++i)
+    gemm(transA != 0, transB != 0, m, n, k, alpha, a + i * strideA, lda,
+         b + i * strideB, ldb, beta, c + i * strideC, ldc);
+}
+
+extern "C" void tra_exec_set_num_threads(int64_t threads) {
+#ifdef TRA_EXEC_HAVE_OPENBLAS
+  openblas_set_num_threads(static_cast<int>(std::max<int64_t>(1, threads)));
+#else
+  (void)threads;
+#endif
+}

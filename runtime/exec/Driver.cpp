@@ -1,0 +1,466 @@
+//===- Driver.cpp - Command line of compiled tra executables --------------===//
+
+#include "tra/Exec/Driver.h"
+
+#include "tra/Runtime/Npy.h"
+#include "tra/Runtime/Safetensors.h"
+#include "tra/Runtime/Tensor.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+using namespace tra::rt;
+
+namespace tra::exec {
+namespace {
+
+constexpr const char *kUsage =
+    "usage: %s --input NAME=FILE.npy ... --output NAME=FILE.npy ...\n"
+    "       [--weights FILE.safetensors|FILE.safetensors.index.json|DIR]...\n"
+    "       [--threads N] [--profile] [--repeat N] [--list]\n"
+    "\n"
+    "Runs the compiled entry function @%s. NAME is one of its argument or\n"
+    "result names (--list prints them). Arguments not given with --input\n"
+    "are read by name from the --weights checkpoints. --profile prints the\n"
+    "run time on stderr; --repeat N runs the program N times (for timing).\n";
+
+/// What the command line asks for.
+struct Options {
+  std::vector<std::pair<std::string, std::string>> inputs;
+  std::vector<std::pair<std::string, std::string>> outputs;
+  std::vector<std::string> weights;
+  std::optional<int64_t> threads;
+  int64_t repeat = 1;
+  bool profile = false;
+  bool list = false;
+  bool help = false;
+};
+
+/// Returns the runtime dtype of an ABI element type, if valid.
+std::optional<DType> toDType(int64_t dtype) {
+  switch (dtype) {
+  case TRA_EXEC_F32:
+    return DType::F32;
+  case TRA_EXEC_F16:
+    return DType::F16;
+  case TRA_EXEC_BF16:
+    return DType::BF16;
+  case TRA_EXEC_I64:
+    return DType::I64;
+  case TRA_EXEC_I32:
+    return DType::I32;
+  case TRA_EXEC_BOOL:
+    return DType::Bool;
+  default:
+    return std::nullopt;
+  }
+}
+
+/// Returns the shape of `info`.
+std::vector<int64_t> shapeOf(const TraExecTensorInfo &info) {
+  return std::vector<int64_t>(info.shape, info.shape + info.rank);
+}
+
+/// Returns "f32[4, 64]".
+std::string describe(DType dtype, const std::vector<int64_t> &shape) {
+  return std::string(dtypeName(dtype)) + formatShape(shape);
+}
+
+/// Returns the type of `info` as "f32[4, 64]".
+std::string describe(const TraExecTensorInfo &info) {
+  return describe(*toDType(info.dtype), shapeOf(info));
+}
+
+/// Splits "NAME=FILE" given to `flag`.
+Result<std::pair<std::string, std::string>>
+splitBinding(const std::string &flag, const std::string &value) {
+  size_t eq = value.find('=');
+  if (eq == std::string::npos || eq == 0 || eq + 1 == value.size())
+    return Error{flag + " " + value + ": expected NAME=FILE"};
+  return std::pair{value.substr(0, eq), value.substr(eq + 1)};
+}
+
+/// Parses the count given to `flag`: a number from 1 to `max`.
+Result<int64_t> parseCount(const std::string &flag, const std::string &text,
+                           int64_t max) {
+  char *end = nullptr;
+  long long value = std::strtoll(text.c_str(), &end, 10);
+  if (text.empty() || *end != '\0' || value < 1 || value > max)
+    return Error{flag + " " + text + ": expected a number from 1 to " +
+                 std::to_string(max)};
+  return static_cast<int64_t>(value);
+}
+
+/// Parses the command line.
+Result<Options> parseOptions(int argc, const char *const *argv) {
+  Options options;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    std::string flag = arg, value;
+    bool hasValue = false;
+    if (size_t eq = arg.find('=');
+        arg.rfind("--", 0) == 0 && eq != std::string::npos) {
+      flag = arg.substr(0, eq);
+      value = arg.substr(eq + 1);
+      hasValue = true;
+    }
+    auto takeValue = [&]() -> Result<std::string> {
+      if (hasValue)
+        return value;
+      if (i + 1 >= argc)
+        return Error{flag + " needs a value"};
+      return std::string(argv[++i]);
+    };
+    if (flag == "--input" || flag == "--output" || flag == "--weights" ||
+        flag == "--threads" || flag == "--repeat") {
+      Result<std::string> v = takeValue();
+      if (!v)
+        return v.error();
+      if (flag == "--weights") {
+        options.weights.push_back(*v);
+        continue;
+      }
+      if (flag == "--threads" || flag == "--repeat") {
+        Result<int64_t> count =
+            parseCount(flag, *v, flag == "--threads" ? 4096 : 1000000);
+        if (!count)
+          return count.error();
+        if (flag == "--threads")
+          options.threads = *count;
+        else
+          options.repeat = *count;
+        continue;
+      }
+      auto binding = splitBinding(flag, *v);
+      if (!binding)
+        return binding.error();
+      (flag == "--input" ? options.inputs : options.outputs)
+          .push_back(*binding);
+    } else if (arg == "--profile") {
+      options.profile = true;
+    } else if (arg == "--list") {
+      options.list = true;
+    } else if (arg == "--help" || arg == "-h") {
+      options.help = true;
+    } else {
+      return Error{"unknown option '" + arg + "' (see --help)"};
+    }
+  }
+  return options;
+}
+
+/// Returns the names of `count` tensors, comma-separated.
+std::string nameList(const TraExecTensorInfo *infos, int64_t count) {
+  std::string list;
+  for (int64_t i = 0; i < count; ++i)
+    list += (i ? ", " : "") + std::string(infos[i].name);
+  return list.empty() ? "none" : list;
+}
+
+/// Returns the index of the tensor called `name`, if any.
+std::optional<int64_t> findTensor(const TraExecTensorInfo *infos, int64_t count,
+                                  const std::string &name) {
+  for (int64_t i = 0; i < count; ++i)
+    if (name == infos[i].name)
+      return i;
+  return std::nullopt;
+}
+
+/// Checks that `tensor`, read from `file`, fits argument `info`; converts an
+/// f32 tensor for a bf16 argument.
+Result<HostTensor> checkArgument(const TraExecTensorInfo &info,
+                                 const std::string &file, HostTensor tensor) {
+  DType want = *toDType(info.dtype);
+  std::vector<int64_t> shape = shapeOf(info);
+  bool dtypeOk = tensor.dtype() == want ||
+                 (want == DType::BF16 && tensor.dtype() == DType::F32);
+  if (!dtypeOk || tensor.shape() != shape)
+    return fileError(file, "argument '" + std::string(info.name) +
+                               "' expects " + describe(want, shape) +
+                               ", the file holds " +
+                               describe(tensor.dtype(), tensor.shape()));
+  if (tensor.dtype() != want)
+    return convert(tensor, want);
+  return tensor;
+}
+
+/// The --weights checkpoints, searched in order.
+class Weights {
+public:
+  /// Opens `path`: a safetensors file, an index file, or a directory holding
+  /// an index file or safetensors files.
+  Status add(const std::string &path) {
+    std::error_code ec;
+    if (!std::filesystem::is_directory(path, ec))
+      return open(path);
+    std::vector<std::string> files, indexes;
+    for (const auto &entry : std::filesystem::directory_iterator(path, ec)) {
+      std::string name = entry.path().filename().string();
+      if (name.size() > 23 &&
+          name.compare(name.size() - 23, 23, ".safetensors.index.json") == 0)
+        indexes.push_back(entry.path().string());
+      else if (name.size() > 12 &&
+               name.compare(name.size() - 12, 12, ".safetensors") == 0)
+        files.push_back(entry.path().string());
+    }
+    if (ec)
+      return fileError(path, ec.message());
+    if (indexes.size() > 1)
+      return fileError(path, "several *.safetensors.index.json files; pass "
+                             "the one to use");
+    if (indexes.size() == 1)
+      return open(indexes.front());
+    if (files.empty())
+      return fileError(path, "no .safetensors files in this directory");
+    std::sort(files.begin(), files.end());
+    for (const std::string &file : files)
+      if (Status status = open(file); !status)
+        return status;
+    return Status::success();
+  }
+
+  /// Returns tensor `name` and the checkpoint holding it, if any holds it.
+  Result<std::optional<std::pair<HostTensor, std::string>>>
+  find(const std::string &name) const {
+    for (const SafetensorsCheckpoint &checkpoint : checkpoints) {
+      const auto &names = checkpoint.tensorNames();
+      if (std::find(names.begin(), names.end(), name) == names.end())
+        continue;
+      Result<HostTensor> tensor = checkpoint.get(name);
+      if (!tensor)
+        return tensor.error();
+      return std::optional{std::pair{std::move(*tensor), checkpoint.path()}};
+    }
+    return std::optional<std::pair<HostTensor, std::string>>{};
+  }
+
+  bool empty() const { return checkpoints.empty(); }
+
+private:
+  Status open(const std::string &path) {
+    Result<SafetensorsCheckpoint> checkpoint =
+        SafetensorsCheckpoint::open(path);
+    if (!checkpoint)
+      return checkpoint.error();
+    checkpoints.push_back(std::move(*checkpoint));
+    return Status::success();
+  }
+
+  std::vector<SafetensorsCheckpoint> checkpoints;
+};
+
+/// Reads every argument of `program` from --input files or the weights.
+Result<std::vector<HostTensor>> readArguments(const TraExecProgram &program,
+                                              const Options &options) {
+  std::vector<std::optional<HostTensor>> args(program.numInputs);
+  for (const auto &[name, file] : options.inputs) {
+    std::optional<int64_t> i =
+        findTensor(program.inputs, program.numInputs, name);
+    if (!i)
+      return Error{"--input " + name + "=" + file + ": @" + program.entryName +
+                   " has no argument named '" + name + "' (arguments: " +
+                   nameList(program.inputs, program.numInputs) + ")"};
+    if (args[*i])
+      return Error{"--input " + name + "=" + file + ": argument '" + name +
+                   "' is given twice"};
+    NpyReadOptions readOptions;
+    readOptions.memoryMap = true;
+    Result<HostTensor> tensor = readNpy(file, readOptions);
+    if (!tensor)
+      return Error{"argument '" + name + "': " + tensor.message()};
+    Result<HostTensor> checked =
+        checkArgument(program.inputs[*i], file, std::move(*tensor));
+    if (!checked)
+      return checked.error();
+    args[*i] = std::move(*checked);
+  }
+
+  Weights weights;
+  for (const std::string &path : options.weights)
+    if (Status status = weights.add(path); !status)
+      return status.error();
+  std::vector<HostTensor> result;
+  for (int64_t i = 0; i < program.numInputs; ++i) {
+    const TraExecTensorInfo &info = program.inputs[i];
+    if (!args[i]) {
+      auto found = weights.find(info.name);
+      if (!found)
+        return found.error();
+      if (!*found)
+        return Error{"no value for argument '" + std::string(info.name) +
+                     "' (" + describe(info) + "); pass --input " + info.name +
+                     "=FILE.npy" +
+                     (weights.empty() ? std::string(" or --weights")
+                                      : std::string(": no --weights "
+                                                    "checkpoint holds it"))};
+      Result<HostTensor> checked =
+          checkArgument(info, (*found)->second + ": tensor '" + info.name + "'",
+                        std::move((*found)->first));
+      if (!checked)
+        return checked.error();
+      args[i] = std::move(*checked);
+    }
+    result.push_back(std::move(*args[i]));
+  }
+  return result;
+}
+
+/// Maps each --output to its result index; checks names.
+Result<std::vector<std::pair<int64_t, std::string>>>
+resolveOutputs(const TraExecProgram &program, const Options &options) {
+  std::vector<std::pair<int64_t, std::string>> writes;
+  for (const auto &[name, file] : options.outputs) {
+    std::optional<int64_t> i =
+        findTensor(program.outputs, program.numOutputs, name);
+    if (!i)
+      return Error{"--output " + name + "=" + file + ": @" + program.entryName +
+                   " has no result named '" + name + "' (results: " +
+                   nameList(program.outputs, program.numOutputs) + ")"};
+    writes.push_back({*i, file});
+  }
+  return writes;
+}
+
+/// Prints the entry's arguments and results.
+void printSignature(const TraExecProgram &program) {
+  std::printf("@%s\n", program.entryName);
+  for (int64_t i = 0; i < program.numInputs; ++i)
+    std::printf("  input  %s: %s\n", program.inputs[i].name,
+                describe(program.inputs[i]).c_str());
+  for (int64_t i = 0; i < program.numOutputs; ++i)
+    std::printf("  output %s: %s\n", program.outputs[i].name,
+                describe(program.outputs[i]).c_str());
+}
+
+/// Checks that the descriptor is one this runtime understands.
+Status checkProgram(const TraExecProgram &program) {
+  if (program.abiVersion != TRA_EXEC_ABI_VERSION)
+    return Error{"the program was compiled for runtime ABI version " +
+                 std::to_string(program.abiVersion) + ", this runtime has " +
+                 std::to_string(TRA_EXEC_ABI_VERSION)};
+  for (const auto *infos : {program.inputs, program.outputs})
+    for (int64_t i = 0, e = infos == program.inputs ? program.numInputs
+                                                    : program.numOutputs;
+         i < e; ++i)
+      if (!toDType(infos[i].dtype))
+        return Error{"tensor '" + std::string(infos[i].name) +
+                     "' has an unknown element type"};
+  return Status::success();
+}
+
+/// Prints the run times of `program` on stderr: the first, the fastest and
+/// the median of `times` (milliseconds), then the average time of every
+/// profiled op that ran, slowest first.
+void printProfile(const TraExecProgram &program, std::vector<double> times,
+                  int64_t threads) {
+  double first = times.front();
+  std::sort(times.begin(), times.end());
+  std::fprintf(stderr,
+               "profile: @%s ran in %.3f ms on %lld threads (runs: %zu, "
+               "min %.3f ms, median %.3f ms)\n",
+               program.entryName, first, static_cast<long long>(threads),
+               times.size(), times.front(), times[times.size() / 2]);
+  std::vector<std::pair<double, int64_t>> ops;
+  double total = 0.0;
+  for (int64_t op = 0; op < program.numOps; ++op) {
+    if (tra_exec_profile_count(op) == 0)
+      continue;
+    double ms = 1e3 * tra_exec_profile_seconds(op) / times.size();
+    ops.push_back({ms, op});
+    total += ms;
+  }
+  std::sort(ops.begin(), ops.end(), [](const auto &x, const auto &y) {
+    return x.first > y.first;
+  });
+  for (const auto &[ms, op] : ops)
+    std::fprintf(stderr, "profile: %10.3f ms %5.1f%%  %s\n", ms,
+                 total > 0 ? 100.0 * ms / total : 0.0, program.opNames[op]);
+}
+
+/// Runs the program on `args` and writes the requested outputs.
+Status run(const TraExecProgram &program, const Options &options,
+           std::vector<HostTensor> &args,
+           const std::vector<std::pair<int64_t, std::string>> &writes) {
+  std::vector<HostTensor> results;
+  for (int64_t i = 0; i < program.numOutputs; ++i)
+    results.push_back(HostTensor::zeros(*toDType(program.outputs[i].dtype),
+                                        shapeOf(program.outputs[i])));
+  std::vector<void *> buffers;
+  for (HostTensor &arg : args)
+    buffers.push_back(const_cast<uint8_t *>(arg.data()));
+  for (HostTensor &result : results)
+    buffers.push_back(result.mutableData());
+
+  int64_t threads = options.threads.value_or(
+      program.numThreads > 0
+          ? program.numThreads
+          : std::max<int64_t>(1, std::thread::hardware_concurrency()));
+  tra_exec_set_num_threads(threads);
+  if (options.profile)
+    tra_exec_profile_enable(program.numOps);
+  std::vector<double> times;
+  for (int64_t i = 0; i < options.repeat; ++i) {
+    auto start = std::chrono::steady_clock::now();
+    program.run(buffers.data());
+    auto end = std::chrono::steady_clock::now();
+    times.push_back(
+        std::chrono::duration<double, std::milli>(end - start).count());
+  }
+  if (options.profile)
+    printProfile(program, times, threads);
+
+  for (const auto &[i, file] : writes)
+    if (Status status = writeNpy(file, results[i]); !status)
+      return Error{"result '" + std::string(program.outputs[i].name) +
+                   "': " + status.message()};
+  return Status::success();
+}
+
+/// Prints "PROGRAM: error: MESSAGE" and returns exit code 1.
+int fail(const char *program, const std::string &message) {
+  std::fprintf(stderr, "%s: error: %s\n", program, message.c_str());
+  return 1;
+}
+
+} // namespace
+
+int runProgram(const TraExecProgram &program, int argc,
+               const char *const *argv) {
+  // Run-time checks in compiled code print with puts() and abort(): flush
+  // every line so that the message is not lost in a pipe.
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);
+  const char *self = argc > 0 ? argv[0] : "tra-program";
+  if (Status status = checkProgram(program); !status)
+    return fail(self, status.message());
+  Result<Options> options = parseOptions(argc, argv);
+  if (!options)
+    return fail(self, options.message());
+  if (options->help) {
+    std::printf(kUsage, self, program.entryName);
+    return 0;
+  }
+  if (options->list) {
+    printSignature(program);
+    return 0;
+  }
+  auto writes = resolveOutputs(program, *options);
+  if (!writes)
+    return fail(self, writes.message());
+  Result<std::vector<HostTensor>> args = readArguments(program, *options);
+  if (!args)
+    return fail(self, args.message());
+  if (Status status = run(program, *options, *args, *writes); !status)
+    return fail(self, status.message());
+  return 0;
+}
+
+} // namespace tra::exec

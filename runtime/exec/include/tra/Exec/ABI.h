@@ -1,0 +1,112 @@
+/*===- ABI.h - C ABI between generated code and the exec runtime -*- C -*-===*\
+|*                                                                            *|
+|* The one place that declares the C interface between an object file that   *|
+|* tra compiles and the executable runtime (runtime/exec):                    *|
+|*                                                                            *|
+|*  - the compiled object defines `tra_exec_program`, a descriptor of the     *|
+|*    entry function: its arguments and results (names, element types,       *|
+|*    shapes) and a `run` function that calls it;                             *|
+|*  - the compiled code calls the runtime functions declared below (BLAS).    *|
+|*                                                                            *|
+|* The compiler writes the descriptor with LLVM's IRBuilder                   *|
+|* (lib/Conversion/Executable), so its layout is fixed here: every field is   *|
+|* 8 bytes (pointers and int64_t), with no padding. Any change to it bumps    *|
+|* TRA_EXEC_ABI_VERSION.                                                      *|
+|*                                                                            *|
+\*===----------------------------------------------------------------------===*/
+
+#ifndef TRA_EXEC_ABI_H
+#define TRA_EXEC_ABI_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Version of the descriptor layout below. */
+#define TRA_EXEC_ABI_VERSION 2
+
+/** Element types of entry tensors. */
+typedef enum TraExecDType {
+  TRA_EXEC_F32 = 0,
+  TRA_EXEC_F16 = 1,
+  TRA_EXEC_BF16 = 2,
+  TRA_EXEC_I64 = 3,
+  TRA_EXEC_I32 = 4,
+  /** i1, one byte per element holding 0 or 1 (NumPy's bool). */
+  TRA_EXEC_BOOL = 5
+} TraExecDType;
+
+/** One argument or result of the entry function: a dense row-major tensor. */
+typedef struct TraExecTensorInfo {
+  /** Its `tra.name` (or "arg<i>" / "result<i>"). */
+  const char *name;
+  /** A TraExecDType. */
+  int64_t dtype;
+  int64_t rank;
+  /** `rank` extents. */
+  const int64_t *shape;
+} TraExecTensorInfo;
+
+/** The descriptor of a compiled entry function. */
+typedef struct TraExecProgram {
+  /** TRA_EXEC_ABI_VERSION of the compiler that wrote it. */
+  int64_t abiVersion;
+  /** The entry function's name in the model. */
+  const char *entryName;
+  int64_t numInputs;
+  const TraExecTensorInfo *inputs;
+  int64_t numOutputs;
+  const TraExecTensorInfo *outputs;
+  /**
+   * Runs the entry function. `buffers` holds numInputs + numOutputs pointers
+   * to dense row-major data: the inputs (only read), then the outputs (fully
+   * written). Buffers must not overlap outputs.
+   */
+  void (*run)(void *const *buffers);
+  /** Threads the hardware description gives the device; 0 if unknown. */
+  int64_t numThreads;
+  /** Number of profiled ops (ids 0 .. numOps - 1 of the profiling calls). */
+  int64_t numOps;
+  /** What each profiled op is, e.g. "tra.einsum \"ij,jk->ik\" at m.mlir:3:8". */
+  const char *const *opNames;
+} TraExecProgram;
+
+/** The descriptor, defined by the compiled object. */
+extern const TraExecProgram tra_exec_program;
+
+/**
+ * For each of `batch` matrices b, computes
+ *   C_b = alpha * op(A_b) * op(B_b) + beta * C_b
+ * with row-major C_b (M x N, leading dimension ldc), op(A_b) M x K and op(B_b)
+ * K x N, each read as stored (trans = 0) or transposed (trans = 1) with its
+ * leading dimension; X_b starts at X + b * strideX. Calls cblas_sgemm.
+ */
+void tra_exec_sgemm(int64_t batch, int64_t transA, int64_t transB, int64_t m,
+                    int64_t n, int64_t k, float alpha, const float *a,
+                    int64_t lda, int64_t strideA, const float *b, int64_t ldb,
+                    int64_t strideB, float beta, float *c, int64_t ldc,
+                    int64_t strideC);
+
+/** Sets the number of threads BLAS calls use (at least 1). */
+void tra_exec_set_num_threads(int64_t threads);
+
+/** Called by compiled code (when compiled with profiling) around op `op`. */
+void tra_exec_profile_begin(int64_t op);
+void tra_exec_profile_end(int64_t op);
+
+/**
+ * Starts recording the time of ops 0 .. numOps - 1 (and clears earlier
+ * records); until then the calls above do nothing.
+ */
+void tra_exec_profile_enable(int64_t numOps);
+/** Returns the seconds spent in op `op` and how often it ran. */
+double tra_exec_profile_seconds(int64_t op);
+int64_t tra_exec_profile_count(int64_t op);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TRA_EXEC_ABI_H */

@@ -1,0 +1,147 @@
+// RUN: tra-opt %s --tra-linalg-to-blas --canonicalize --split-input-file | FileCheck %s
+
+// Arguments of tra_exec_sgemm: batch, transA, transB, M, N, K, alpha,
+// A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC.
+
+#mk = affine_map<(m, n, k) -> (m, k)>
+#kn = affine_map<(m, n, k) -> (k, n)>
+#mn = affine_map<(m, n, k) -> (m, n)>
+
+// A zero fill right before the contraction becomes beta = 0.
+// CHECK-LABEL: func.func private @tra_exec_sgemm(i64, i64, i64, i64, i64, i64, f32, !llvm.ptr, i64, i64, !llvm.ptr, i64, i64, f32, !llvm.ptr, i64, i64)
+// CHECK-LABEL: func.func @matmul
+// CHECK-SAME: (%[[A:.*]]: memref<16x32xf32>, %[[B:.*]]: memref<32x24xf32>, %[[C:.*]]: memref<16x24xf32>)
+// CHECK-NOT: linalg.fill
+// CHECK-DAG: %[[ONE:.*]] = arith.constant 1.000000e+00 : f32
+// CHECK-DAG: %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK-DAG: %[[AI:.*]] = memref.extract_aligned_pointer_as_index %[[A]]
+// CHECK-DAG: %[[BI:.*]] = memref.extract_aligned_pointer_as_index %[[B]]
+// CHECK-DAG: %[[CI:.*]] = memref.extract_aligned_pointer_as_index %[[C]]
+// CHECK-DAG: %[[PA:.*]] = llvm.inttoptr %{{.*}} : i64 to !llvm.ptr
+// CHECK: call @tra_exec_sgemm(%c1_i64, %c0_i64, %c0_i64, %c16_i64, %c24_i64, %c32_i64, %[[ONE]], %{{.*}}, %c32_i64, %c0_i64, %{{.*}}, %c24_i64, %c0_i64, %[[ZERO]], %{{.*}}, %c24_i64, %c0_i64)
+// CHECK-NOT: linalg.contract
+func.func @matmul(%a: memref<16x32xf32>, %b: memref<32x24xf32>, %c: memref<16x24xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%c : memref<16x24xf32>)
+  linalg.contract indexing_maps = [#mk, #kn, #mn] ins(%a, %b : memref<16x32xf32>, memref<32x24xf32>) outs(%c : memref<16x24xf32>)
+  return
+}
+
+// -----
+
+// Named matmuls are contractions too; without a zero fill, beta = 1.
+// CHECK-LABEL: func.func @named_matmul_accumulates
+// CHECK: %[[ONE:.*]] = arith.constant 1.000000e+00 : f32
+// CHECK: call @tra_exec_sgemm(%c1_i64, %c0_i64, %c0_i64, %c16_i64, %c24_i64, %c32_i64, %[[ONE]], %{{.*}}, %c32_i64, %c0_i64, %{{.*}}, %c24_i64, %c0_i64, %[[ONE]], %{{.*}}, %c24_i64, %c0_i64)
+func.func @named_matmul_accumulates(%a: memref<16x32xf32>, %b: memref<32x24xf32>, %c: memref<16x24xf32>) {
+  linalg.matmul ins(%a, %b : memref<16x32xf32>, memref<32x24xf32>) outs(%c : memref<16x24xf32>)
+  return
+}
+
+// -----
+
+// B stored [n][k] (Meta's weight layout): transB = 1, ldb = K.
+#mk = affine_map<(m, n, k) -> (m, k)>
+#nk = affine_map<(m, n, k) -> (n, k)>
+#mn = affine_map<(m, n, k) -> (m, n)>
+// CHECK-LABEL: func.func @transposed_b
+// CHECK: call @tra_exec_sgemm(%c1_i64, %c0_i64, %c1_i64, %c16_i64, %c24_i64, %c32_i64, %{{.*}}, %{{.*}}, %c32_i64, %c0_i64, %{{.*}}, %c32_i64, %c0_i64, %{{.*}}, %{{.*}}, %c24_i64, %c0_i64)
+func.func @transposed_b(%a: memref<16x32xf32>, %b: memref<24x32xf32>, %c: memref<16x24xf32>) {
+  linalg.contract indexing_maps = [#mk, #nk, #mn] ins(%a, %b : memref<16x32xf32>, memref<24x32xf32>) outs(%c : memref<16x24xf32>)
+  return
+}
+
+// -----
+
+// A column-major C is computed as C^T = B^T A^T: A and B trade places and
+// are both read transposed.
+#mk = affine_map<(m, n, k) -> (m, k)>
+#kn = affine_map<(m, n, k) -> (k, n)>
+#nm = affine_map<(m, n, k) -> (n, m)>
+// CHECK-LABEL: func.func @column_major_c
+// CHECK-SAME: (%[[A:.*]]: memref<16x32xf32>, %[[B:.*]]: memref<32x24xf32>, %[[C:.*]]: memref<24x16xf32>)
+// CHECK: %[[BI:.*]] = memref.extract_aligned_pointer_as_index %[[B]]
+// CHECK: %[[AI:.*]] = memref.extract_aligned_pointer_as_index %[[A]]
+// CHECK: call @tra_exec_sgemm(%c1_i64, %c1_i64, %c1_i64, %c24_i64, %c16_i64, %c32_i64, %{{.*}}, %{{.*}}, %c24_i64, %c0_i64, %{{.*}}, %c32_i64, %c0_i64, %{{.*}}, %{{.*}}, %c16_i64, %c0_i64)
+func.func @column_major_c(%a: memref<16x32xf32>, %b: memref<32x24xf32>, %c: memref<24x16xf32>) {
+  linalg.contract indexing_maps = [#mk, #kn, #nm] ins(%a, %b : memref<16x32xf32>, memref<32x24xf32>) outs(%c : memref<24x16xf32>)
+  return
+}
+
+// -----
+
+// A batch dimension becomes a batch count with per-operand strides.
+// CHECK-LABEL: func.func @batched
+// CHECK: call @tra_exec_sgemm(%c3_i64, %c0_i64, %c0_i64, %c8_i64, %c4_i64, %c16_i64, %{{.*}}, %{{.*}}, %c16_i64, %c128_i64, %{{.*}}, %c4_i64, %c64_i64, %{{.*}}, %{{.*}}, %c4_i64, %c32_i64)
+func.func @batched(%a: memref<3x8x16xf32>, %b: memref<3x16x4xf32>, %c: memref<3x8x4xf32>) {
+  linalg.batch_matmul ins(%a, %b : memref<3x8x16xf32>, memref<3x16x4xf32>) outs(%c : memref<3x8x4xf32>)
+  return
+}
+
+// -----
+
+// Consecutive m dims (s, r) flatten into M = 4 * 8; the batch dim g sits
+// between the rows and the columns of A, so lda = 16 and strideA = 8.
+#a = affine_map<(g, s, r, t, d) -> (s, r, g, d)>
+#b = affine_map<(g, s, r, t, d) -> (g, t, d)>
+#c = affine_map<(g, s, r, t, d) -> (g, s, r, t)>
+// CHECK-LABEL: func.func @flattened_groups
+// CHECK: call @tra_exec_sgemm(%c2_i64, %c0_i64, %c1_i64, %c32_i64, %c16_i64, %c8_i64, %{{.*}}, %{{.*}}, %c16_i64, %c8_i64, %{{.*}}, %c8_i64, %c128_i64, %{{.*}}, %{{.*}}, %c16_i64, %c512_i64)
+func.func @flattened_groups(%a: memref<4x8x2x8xf32>, %b: memref<2x16x8xf32>, %c: memref<2x4x8x16xf32>) {
+  linalg.contract indexing_maps = [#a, #b, #c] ins(%a, %b : memref<4x8x2x8xf32>, memref<2x16x8xf32>) outs(%c : memref<2x4x8x16xf32>)
+  return
+}
+
+// -----
+
+// The m dims (s, r) are not consecutive in A: no matrix view, loops stay.
+#a = affine_map<(g, s, r, t, d) -> (s, g, r, d)>
+#b = affine_map<(g, s, r, t, d) -> (g, t, d)>
+#c = affine_map<(g, s, r, t, d) -> (g, s, r, t)>
+// CHECK-LABEL: func.func @negative_split_group
+// CHECK-NOT: call
+// CHECK: linalg.contract
+func.func @negative_split_group(%a: memref<4x2x8x8xf32>, %b: memref<2x16x8xf32>, %c: memref<2x4x8x16xf32>) {
+  linalg.contract indexing_maps = [#a, #b, #c] ins(%a, %b : memref<4x2x8x8xf32>, memref<2x16x8xf32>) outs(%c : memref<2x4x8x16xf32>)
+  return
+}
+
+// -----
+
+// Only f32 contractions call sgemm.
+// CHECK-LABEL: func.func @negative_f16
+// CHECK-NOT: call
+// CHECK: linalg.matmul
+func.func @negative_f16(%a: memref<16x32xf16>, %b: memref<32x24xf16>, %c: memref<16x24xf16>) {
+  linalg.matmul ins(%a, %b : memref<16x32xf16>, memref<32x24xf16>) outs(%c : memref<16x24xf16>)
+  return
+}
+
+// -----
+
+// Neither rows nor columns of a strided view are contiguous.
+// CHECK-LABEL: func.func @negative_no_unit_stride
+// CHECK-NOT: call
+// CHECK: linalg.matmul
+func.func @negative_no_unit_stride(%a: memref<16x32xf32, strided<[64, 2]>>, %b: memref<32x24xf32>, %c: memref<16x24xf32>) {
+  linalg.matmul ins(%a, %b : memref<16x32xf32, strided<[64, 2]>>, memref<32x24xf32>) outs(%c : memref<16x24xf32>)
+  return
+}
+
+// -----
+
+// Small contractions stay loops under min-flops.
+// RUN: tra-opt %s --tra-linalg-to-blas="min-flops=100000" --split-input-file | FileCheck %s --check-prefix=MIN
+// MIN-LABEL: func.func @small
+// MIN-NOT: call
+// MIN: linalg.matmul
+// MIN-LABEL: func.func @large
+// MIN: call @tra_exec_sgemm
+func.func @small(%a: memref<16x32xf32>, %b: memref<32x24xf32>, %c: memref<16x24xf32>) {
+  linalg.matmul ins(%a, %b : memref<16x32xf32>, memref<32x24xf32>) outs(%c : memref<16x24xf32>)
+  return
+}
+func.func @large(%a: memref<64x64xf32>, %b: memref<64x64xf32>, %c: memref<64x64xf32>) {
+  linalg.matmul ins(%a, %b : memref<64x64xf32>, memref<64x64xf32>) outs(%c : memref<64x64xf32>)
+  return
+}
