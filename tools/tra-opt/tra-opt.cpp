@@ -8,6 +8,8 @@
 #include "tra/Conversion/Passes.h"
 #include "tra/Conversion/Pipeline/Pipeline.h"
 #include "tra/Dialect/TRA/IR/TRADialect.h"
+#include "tra/Optimizer/Passes.h"
+#include "tra/Optimizer/PlanDialect.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/Extensions/InlinerExtension.h"
@@ -24,10 +26,11 @@ int main(int argc, char **argv) {
   mlir::registerInlinerPass();
   mlir::registerSymbolDCEPass();
   mlir::tra::registerTRAConversionPasses();
+  mlir::tra::registerOptimizerPasses();
   mlir::tra::registerTRAToLLVMPipeline();
 
   mlir::DialectRegistry registry;
-  registry.insert<mlir::tra::TRADialect, mlir::arith::ArithDialect,
+  registry.insert<mlir::tra::TRADialect, mlir::tra::plan::PlanDialect, mlir::arith::ArithDialect,
                   mlir::func::FuncDialect, mlir::math::MathDialect,
                   mlir::tensor::TensorDialect>();
   mlir::func::registerInlinerExtension(registry);

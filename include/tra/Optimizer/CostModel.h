@@ -1,0 +1,178 @@
+//===- CostModel.h - Time and memory estimates for plans --------*- C++ -*-===//
+//
+// The cost model of the decomposition optimizer (docs/CostModel.md): how long
+// a tile kernel runs on a device (roofline of peak flop/s and memory
+// bandwidth, each derated by an efficiency factor), how long a set of
+// concurrent transfers takes (latency plus the busiest of the devices' send
+// and receive ports and the nodes' network interfaces), and which collective
+// or point-to-point moves turn one distribution of a tensor into another.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TRA_OPTIMIZER_COSTMODEL_H
+#define TRA_OPTIMIZER_COSTMODEL_H
+
+#include "tra/Hardware/Hardware.h"
+#include "tra/Optimizer/Distribution.h"
+
+#include "mlir/IR/Types.h"
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/SmallVector.h"
+
+#include <array>
+#include <vector>
+
+namespace mlir {
+namespace tra {
+namespace plan {
+
+/// Bytes of one element of `type` (f32: 4, bf16: 2, i1: 1, ...).
+int64_t getElementBytes(Type type);
+
+/// The peak flop/s column of the hardware that `type` computes at (integers
+/// and i1 use the f32 figure).
+::tra::hw::DType getHardwareDType(Type type);
+
+/// One transfer of `bytes` from device `src` to device `dst`, started after
+/// `steps` latencies of its link (its position in a chain or a ring).
+struct Flow {
+  unsigned src = 0;
+  unsigned dst = 0;
+  double bytes = 0;
+  unsigned steps = 1;
+};
+
+/// Bytes moved by a set of transfers, split by link class.
+struct TrafficBytes {
+  double intraNode = 0;
+  double interNode = 0;
+  double total() const { return intraNode + interNode; }
+  TrafficBytes &operator+=(const TrafficBytes &other) {
+    intraNode += other.intraNode;
+    interNode += other.interNode;
+    return *this;
+  }
+};
+
+/// One step of converting a distribution into another.
+struct MoveStep {
+  enum class Kind { AllReduce, ReduceScatter, Repartition };
+  Kind kind = Kind::Repartition;
+  TensorDist from, to;
+  /// The dimension a reduce-scatter slices.
+  unsigned dim = 0;
+  double time = 0;
+  TrafficBytes bytes;
+};
+
+/// The steps that turn one distribution into another, and their total time.
+struct Conversion {
+  llvm::SmallVector<MoveStep, 2> steps;
+  double time = 0;
+};
+
+/// Tunable figures of the model; see docs/CostModel.md for their rationale.
+struct CostModelOptions {
+  /// Fraction of peak flop/s a contraction kernel (an einsum with an
+  /// aggregated index and two or more inputs) reaches.
+  double contractionEfficiency = 0.7;
+  /// Fraction of peak flop/s of any other kernel.
+  double elementwiseEfficiency = 0.3;
+  /// Fraction of the data-sheet memory bandwidth a kernel streams at.
+  double memoryEfficiency = 0.8;
+};
+
+/// Estimates on one hardware description.
+class CostModel {
+public:
+  explicit CostModel(const ::tra::hw::HardwareDescription &hw,
+                     CostModelOptions options = {});
+
+  const ::tra::hw::HardwareDescription &getHardware() const { return hw; }
+  const CostModelOptions &getOptions() const { return options; }
+  unsigned getNumDevices() const { return numDevices; }
+  unsigned getNodeOf(unsigned device) const { return nodeOf[device]; }
+  const ::tra::hw::LinkInfo &getLink(unsigned src, unsigned dst) const {
+    return links[src * numDevices + dst];
+  }
+
+  /// Seconds for one tile kernel on `device`: the larger of
+  /// flops / (peak(type) * efficiency) and
+  /// bytes / (memory bandwidth * memoryEfficiency).
+  double getKernelTime(unsigned device, ::tra::hw::DType type, double flops,
+                       double bytes, bool contraction) const;
+
+  /// Seconds for `flows` running concurrently: the largest latency term
+  /// ((steps + 1) x link latency, one for starting the transfer) plus the
+  /// busiest resource, where every device
+  /// has a send and a receive port (bytes / link bandwidth) and every node a
+  /// network interface in each direction (inter-node bytes / network
+  /// bandwidth).
+  double getTransferTime(llvm::ArrayRef<Flow> flows) const;
+  /// Bytes of `flows` by link class (flows within a device are free).
+  TrafficBytes getTrafficBytes(llvm::ArrayRef<Flow> flows) const;
+
+  /// Ring order of a group of devices: by node, then by id.
+  llvm::SmallVector<unsigned, 8>
+  getRingOrder(llvm::ArrayRef<unsigned> group) const;
+
+  /// Flows of an all-reduce over every group of `dist` (the copies of each
+  /// tile): 2(q-1)/q of the tile's bytes out of and into every member, in
+  /// 2 ceil(log2 q) latency steps (recursive halving then doubling).
+  void addAllReduceFlows(const TensorDist &dist, llvm::ArrayRef<int64_t> shape,
+                         int64_t elementBytes,
+                         llvm::SmallVectorImpl<Flow> &flows) const;
+  /// Flows of a reduce-scatter: (q-1)/q of the tile's bytes per member, in
+  /// ceil(log2 q) latency steps.
+  void addReduceScatterFlows(const TensorDist &dist,
+                             llvm::ArrayRef<int64_t> shape,
+                             int64_t elementBytes,
+                             llvm::SmallVectorImpl<Flow> &flows) const;
+  /// Flows that give every device of `to` the parts of its tiles it does not
+  /// hold in `from` (neither partial). A part needed by several devices is
+  /// passed along a chain (per node: first from a holder on that node if
+  /// there is one), so a broadcast costs about one copy per device; its
+  /// latency is that of a binomial tree over the chain.
+  void addMoveFlows(const TensorDist &from, const TensorDist &to,
+                    llvm::ArrayRef<int64_t> shape, int64_t elementBytes,
+                    llvm::SmallVectorImpl<Flow> &flows) const;
+
+  /// The distribution a reduce-scatter of partial `from` along `dim` yields,
+  /// if its slices are balanced tiles of the refined grid.
+  std::optional<TensorDist>
+  getReduceScatterResult(const TensorDist &from, llvm::ArrayRef<int64_t> shape,
+                         unsigned dim) const;
+
+  /// The cheapest conversion from `from` to `to` (not partial): partial
+  /// aggregates are combined by an all-reduce or a reduce-scatter (whichever
+  /// makes the whole conversion faster), then tiles move.
+  Conversion getConversion(const TensorDist &from, const TensorDist &to,
+                           llvm::ArrayRef<int64_t> shape,
+                           int64_t elementBytes) const;
+
+  /// The cheapest way to combine the partial aggregates of `from` into some
+  /// complete distribution: an all-reduce, or a reduce-scatter along a
+  /// dimension. Empty when `from` is not partial.
+  Conversion getReduction(const TensorDist &from, llvm::ArrayRef<int64_t> shape,
+                          int64_t elementBytes) const;
+
+private:
+  MoveStep makeStep(MoveStep::Kind kind, const TensorDist &from,
+                    const TensorDist &to, unsigned dim,
+                    llvm::ArrayRef<Flow> flows) const;
+  MoveStep getMove(const TensorDist &from, const TensorDist &to,
+                   llvm::ArrayRef<int64_t> shape, int64_t elementBytes) const;
+
+  ::tra::hw::HardwareDescription hw;
+  CostModelOptions options;
+  unsigned numDevices;
+  unsigned numNodes;
+  std::vector<unsigned> nodeOf;
+  std::vector<::tra::hw::LinkInfo> links;
+};
+
+} // namespace plan
+} // namespace tra
+} // namespace mlir
+
+#endif // TRA_OPTIMIZER_COSTMODEL_H

@@ -1,0 +1,27 @@
+//===- Passes.h - Decomposition optimizer passes ----------------*- C++ -*-===//
+
+#ifndef TRA_OPTIMIZER_PASSES_H
+#define TRA_OPTIMIZER_PASSES_H
+
+#include "tra/Optimizer/PlanDialect.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/Pass.h"
+
+#include <memory>
+
+namespace mlir {
+namespace tra {
+
+#define GEN_PASS_DECL
+#include "tra/Optimizer/Passes.h.inc"
+
+/// Registers the passes of the optimizer (tra-assign-partitions,
+/// tra-insert-repartitions, tra-decompose) with the pass registry.
+#define GEN_PASS_REGISTRATION
+#include "tra/Optimizer/Passes.h.inc"
+
+} // namespace tra
+} // namespace mlir
+
+#endif // TRA_OPTIMIZER_PASSES_H

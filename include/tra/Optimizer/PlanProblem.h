@@ -1,0 +1,161 @@
+//===- PlanProblem.h - A function as a decomposition problem ----*- C++ -*-===//
+//
+// The search problem of one function: a node per operation (in program
+// order) with its choices, a value per tensor, and the cost of converting a
+// value between the distribution its producer writes and the one a consumer
+// reads. The objective of a plan (one choice per node) is
+//
+//   sum over nodes of   time(choice) + lambda * memoryBytes(choice)
+//   + sum over uses of  conversionTime(producer's dist -> consumer's dist)
+//
+// Function arguments and tra.fill values are sources: the loader (or the
+// fill) writes them in any distribution for free. A source with one use is
+// bound to exactly what that use reads; one with several uses becomes a node
+// whose choices are the distributions its uses may read.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TRA_OPTIMIZER_PLANPROBLEM_H
+#define TRA_OPTIMIZER_PLANPROBLEM_H
+
+#include "tra/Optimizer/CostModel.h"
+#include "tra/Optimizer/IndexSpace.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/Support/Error.h"
+
+#include <memory>
+#include <unordered_map>
+#include <vector>
+
+namespace mlir {
+namespace tra {
+namespace plan {
+
+/// One choice of one node.
+struct ProblemChoice {
+  /// Seconds of compute (and of writing bound fills).
+  double time = 0;
+  /// The memory this choice asks for: the worst device's bytes of the
+  /// activations it writes and of the arguments it places (bound arguments,
+  /// or the argument itself for a source node).
+  double memoryBytes = 0;
+  /// Distribution ids of the results / of what each operand is read as.
+  llvm::SmallVector<unsigned, 1> results;
+  llvm::SmallVector<unsigned, 4> operands;
+  /// Index into ProblemNode::splits (operation nodes).
+  unsigned split = 0;
+};
+
+/// One node of the graph.
+struct ProblemNode {
+  enum class Kind { Operation, Source, Opaque };
+  Kind kind = Kind::Operation;
+  /// The operation (Operation, Opaque, or a fill Source).
+  Operation *op = nullptr;
+  /// The value a Source node stands for.
+  Value source;
+  std::optional<IndexSpace> space;
+  /// Value id of each operand; -1 for operands the plan does not track.
+  llvm::SmallVector<int, 4> operandValues;
+  llvm::SmallVector<int, 1> resultValues;
+  std::vector<SplitChoice> splits;
+  std::vector<ProblemChoice> choices;
+};
+
+/// One tensor value.
+struct ProblemValue {
+  Value value;
+  llvm::SmallVector<int64_t, 4> shape;
+  int64_t elementBytes = 4;
+  /// Producing node; -1 for a bound source.
+  int producer = -1;
+  unsigned resultIndex = 0;
+  /// (node, operand number) of every use by a node.
+  llvm::SmallVector<std::pair<unsigned, unsigned>, 2> uses;
+  /// A function argument / a fill / returned by the function.
+  bool isArgument = false;
+  bool isFill = false;
+  bool isReturned = false;
+  /// A view of another value (reshape, in-place update): no memory of its
+  /// own; the viewed value lives as long as the view.
+  int aliasOf = -1;
+  /// Node of the last use, after views are taken into account.
+  unsigned lastUse = 0;
+
+  double getBytes() const;
+};
+
+/// Options of problem construction.
+struct ProblemOptions {
+  ChoiceOptions choices;
+};
+
+/// Memory per device of a plan.
+struct MemoryUse {
+  /// Bytes of arguments, held for the whole step.
+  std::vector<double> resident;
+  /// Peak bytes of everything else.
+  std::vector<double> peakActivations;
+  double getPeak(unsigned device) const {
+    return resident[device] + peakActivations[device];
+  }
+};
+
+class PlanProblem {
+public:
+  /// Builds the problem of `func` for the hardware of `model`. Fails on
+  /// functions the optimizer cannot plan (calls, several blocks).
+  static llvm::Expected<std::unique_ptr<PlanProblem>>
+  build(func::FuncOp func, const CostModel &model,
+        const ProblemOptions &options = {});
+
+  const CostModel &getCostModel() const { return model; }
+  llvm::ArrayRef<ProblemNode> getNodes() const { return nodes; }
+  llvm::ArrayRef<ProblemValue> getValues() const { return values; }
+  const TensorDist &getDist(unsigned id) const { return dists[id]; }
+  unsigned getNumDists() const { return dists.size(); }
+
+  /// Seconds to convert value `value` from distribution `from` to `to`
+  /// (memoized per shape and pair of distributions).
+  double getEdgeCost(unsigned value, unsigned from, unsigned to);
+
+  /// The distribution a value has under `plan` (one choice per node).
+  unsigned getValueDist(unsigned value, llvm::ArrayRef<unsigned> plan) const;
+  /// The objective of `plan`.
+  double evaluate(llvm::ArrayRef<unsigned> plan, double lambda);
+  /// Memory per device of `plan` (see docs/CostModel.md).
+  MemoryUse getMemoryUse(llvm::ArrayRef<unsigned> plan) const;
+  /// A lower bound of the total memory any plan needs: every argument once
+  /// plus the peak of the activations alive at once, each once.
+  std::pair<double, double> getMinimumBytes() const;
+
+  /// Interns a distribution.
+  unsigned intern(const TensorDist &dist);
+
+private:
+  explicit PlanProblem(const CostModel &model) : model(model) {}
+
+  struct DistHash {
+    size_t operator()(const TensorDist &dist) const {
+      return size_t(hash_value(dist));
+    }
+  };
+  friend class ProblemBuilder;
+
+  const CostModel &model;
+  std::vector<ProblemNode> nodes;
+  std::vector<ProblemValue> values;
+  std::vector<TensorDist> dists;
+  std::unordered_map<TensorDist, unsigned, DistHash> distIds;
+  /// Shape keys of values, and the memo of edge costs by (shape, from, to).
+  std::vector<unsigned> shapeKeys;
+  llvm::DenseMap<uint64_t, double> edgeCosts;
+};
+
+} // namespace plan
+} // namespace tra
+} // namespace mlir
+
+#endif // TRA_OPTIMIZER_PLANPROBLEM_H

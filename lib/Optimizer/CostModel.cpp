@@ -1,0 +1,370 @@
+//===- CostModel.cpp - Time and memory estimates for plans ----------------===//
+
+#include "tra/Optimizer/CostModel.h"
+
+#include "mlir/IR/BuiltinTypes.h"
+#include "llvm/ADT/STLExtras.h"
+
+#include <algorithm>
+
+using namespace mlir;
+using namespace mlir::tra;
+using namespace mlir::tra::plan;
+namespace hw = ::tra::hw;
+
+int64_t plan::getElementBytes(Type type) {
+  unsigned bits = type.getIntOrFloatBitWidth();
+  return std::max<int64_t>(1, (bits + 7) / 8);
+}
+
+hw::DType plan::getHardwareDType(Type type) {
+  if (type.isF16())
+    return hw::DType::F16;
+  if (type.isBF16())
+    return hw::DType::BF16;
+  return hw::DType::F32;
+}
+
+CostModel::CostModel(const hw::HardwareDescription &hw,
+                     CostModelOptions options)
+    : hw(hw), options(options), numDevices(hw.numDevices()),
+      numNodes(hw.numNodes()) {
+  nodeOf.reserve(numDevices);
+  for (const hw::Device &device : hw.getDevices())
+    nodeOf.push_back(device.node);
+  links.reserve(size_t(numDevices) * numDevices);
+  for (unsigned src = 0; src < numDevices; ++src)
+    for (unsigned dst = 0; dst < numDevices; ++dst)
+      links.push_back(hw.link(src, dst));
+}
+
+double CostModel::getKernelTime(unsigned device, hw::DType type, double flops,
+                                double bytes, bool contraction) const {
+  const hw::Device &d = hw.getDevice(device);
+  double efficiency = contraction ? options.contractionEfficiency
+                                  : options.elementwiseEfficiency;
+  double computeTime = flops / (d.getPeakFlops(type) * efficiency);
+  double memoryTime = bytes / (d.memoryBandwidth * options.memoryEfficiency);
+  return std::max(computeTime, memoryTime);
+}
+
+double CostModel::getTransferTime(ArrayRef<Flow> flows) const {
+  SmallVector<double, 32> send(numDevices, 0.0), recv(numDevices, 0.0);
+  SmallVector<double, 8> nicOut(numNodes, 0.0), nicIn(numNodes, 0.0);
+  double latency = 0, busiest = 0;
+  for (const Flow &flow : flows) {
+    if (flow.src == flow.dst || flow.bytes <= 0)
+      continue;
+    const hw::LinkInfo &link = getLink(flow.src, flow.dst);
+    double seconds = flow.bytes / link.bandwidth;
+    busiest = std::max(busiest, send[flow.src] += seconds);
+    busiest = std::max(busiest, recv[flow.dst] += seconds);
+    if (link.linkClass == hw::LinkClass::InterNode) {
+      busiest = std::max(busiest, nicOut[nodeOf[flow.src]] += seconds);
+      busiest = std::max(busiest, nicIn[nodeOf[flow.dst]] += seconds);
+    }
+    // One more latency than the data needs: starting the transfer (a
+    // collective's launch and synchronization).
+    latency = std::max(latency, (flow.steps + 1) * link.latency);
+  }
+  return latency + busiest;
+}
+
+TrafficBytes CostModel::getTrafficBytes(ArrayRef<Flow> flows) const {
+  TrafficBytes bytes;
+  for (const Flow &flow : flows) {
+    if (flow.src == flow.dst)
+      continue;
+    if (getLink(flow.src, flow.dst).linkClass == hw::LinkClass::InterNode)
+      bytes.interNode += flow.bytes;
+    else
+      bytes.intraNode += flow.bytes;
+  }
+  return bytes;
+}
+
+SmallVector<unsigned, 8>
+CostModel::getRingOrder(ArrayRef<unsigned> group) const {
+  SmallVector<unsigned, 8> ring(group.begin(), group.end());
+  llvm::sort(ring, [&](unsigned a, unsigned b) {
+    return std::make_pair(nodeOf[a], a) < std::make_pair(nodeOf[b], b);
+  });
+  return ring;
+}
+
+/// Flows of a collective over the copies of every tile, accounted as a ring:
+/// each device sends `fraction` of its tile to the next one. The latency is
+/// that of recursive halving / doubling (`steps` = log2 of the group per
+/// phase), which reaches the same per-device bytes (Rabenseifner).
+static void addRingFlows(const CostModel &model, const TensorDist &dist,
+                         ArrayRef<int64_t> shape, int64_t elementBytes,
+                         double fraction, unsigned steps,
+                         SmallVectorImpl<Flow> &flows) {
+  for (int64_t t = 0, e = dist.getNumTiles(); t < e; ++t) {
+    double bytes = double(dist.getTileElements(shape, t)) * elementBytes;
+    for (unsigned g = 0; g < dist.groups; ++g) {
+      SmallVector<unsigned, 8> ring =
+          model.getRingOrder(dist.getGroupDevices(t, g));
+      if (ring.size() < 2)
+        continue;
+      for (size_t i = 0; i < ring.size(); ++i)
+        flows.push_back(
+            {ring[i], ring[(i + 1) % ring.size()], bytes * fraction, steps});
+    }
+  }
+}
+
+/// ceil(log2(n)) for n >= 1.
+static unsigned ceilLog2(unsigned n) {
+  unsigned steps = 0;
+  while ((1u << steps) < n)
+    ++steps;
+  return steps;
+}
+
+void CostModel::addAllReduceFlows(const TensorDist &dist,
+                                  ArrayRef<int64_t> shape, int64_t elementBytes,
+                                  SmallVectorImpl<Flow> &flows) const {
+  double q = dist.getGroupSize();
+  addRingFlows(*this, dist, shape, elementBytes, 2 * (q - 1) / q,
+               2 * ceilLog2(dist.getGroupSize()), flows);
+}
+
+void CostModel::addReduceScatterFlows(const TensorDist &dist,
+                                      ArrayRef<int64_t> shape,
+                                      int64_t elementBytes,
+                                      SmallVectorImpl<Flow> &flows) const {
+  double q = dist.getGroupSize();
+  addRingFlows(*this, dist, shape, elementBytes, (q - 1) / q,
+               ceilLog2(dist.getGroupSize()), flows);
+}
+
+namespace {
+/// For one dimension: the tiles of the source that overlap each target tile,
+/// with the overlap length.
+using Overlaps = SmallVector<SmallVector<std::pair<int64_t, int64_t>, 2>, 8>;
+
+Overlaps computeOverlaps(const TensorDist &from, const TensorDist &to,
+                         ArrayRef<int64_t> shape, unsigned dim) {
+  Overlaps overlaps(to.grid[dim]);
+  for (int64_t tc = 0; tc < to.grid[dim]; ++tc) {
+    auto [begin, end] = to.getTileRange(shape, dim, tc);
+    for (int64_t fc = 0; fc < from.grid[dim]; ++fc) {
+      auto [fb, fe] = from.getTileRange(shape, dim, fc);
+      int64_t length = std::min(end, fe) - std::max(begin, fb);
+      if (length > 0)
+        overlaps[tc].push_back({fc, length});
+    }
+  }
+  return overlaps;
+}
+} // namespace
+
+/// Sends `bytes` from one of `holders` to every device of `needing` along
+/// chains: needing devices are grouped by node, and each node's chain starts
+/// at a holder on that node, or else continues the previous node's chain.
+static void addChainFlows(const CostModel &model, ArrayRef<unsigned> holders,
+                          SmallVectorImpl<unsigned> &needing, double bytes,
+                          unsigned salt, SmallVectorImpl<Flow> &flows) {
+  llvm::sort(needing, [&](unsigned a, unsigned b) {
+    return std::make_pair(model.getNodeOf(a), a) <
+           std::make_pair(model.getNodeOf(b), b);
+  });
+  int64_t tail = -1;
+  unsigned steps = 0;
+  for (size_t i = 0; i < needing.size();) {
+    unsigned node = model.getNodeOf(needing[i]);
+    SmallVector<unsigned, 4> local;
+    for (unsigned h : holders)
+      if (model.getNodeOf(h) == node)
+        local.push_back(h);
+    unsigned prev;
+    if (!local.empty()) {
+      prev = local[salt % local.size()];
+      steps = 0;
+    } else if (tail >= 0) {
+      prev = unsigned(tail);
+    } else {
+      prev = holders[salt % holders.size()];
+      steps = 0;
+    }
+    for (; i < needing.size() && model.getNodeOf(needing[i]) == node; ++i) {
+      // Bytes flow along the chain; the latency is that of a binomial tree
+      // over the same devices.
+      flows.push_back({prev, needing[i], bytes, ceilLog2(++steps + 1)});
+      prev = needing[i];
+    }
+    tail = prev;
+  }
+}
+
+void CostModel::addMoveFlows(const TensorDist &from, const TensorDist &to,
+                             ArrayRef<int64_t> shape, int64_t elementBytes,
+                             SmallVectorImpl<Flow> &flows) const {
+  unsigned rank = to.getRank();
+  SmallVector<Overlaps, 4> overlaps;
+  for (unsigned d = 0; d < rank; ++d)
+    overlaps.push_back(computeOverlaps(from, to, shape, d));
+  SmallVector<int64_t, 4> coords, pick(rank, 0), fromCoords(rank, 0);
+  SmallVector<unsigned, 16> needing;
+  for (int64_t t = 0, e = to.getNumTiles(); t < e; ++t) {
+    to.getTileCoords(t, coords);
+    ArrayRef<unsigned> want = to.getTileDevices(t);
+    // Odometer over the overlapping source tiles.
+    std::fill(pick.begin(), pick.end(), 0);
+    while (true) {
+      int64_t elements = 1;
+      bool empty = false;
+      for (unsigned d = 0; d < rank; ++d) {
+        const auto &list = overlaps[d][coords[d]];
+        if (list.empty()) {
+          empty = true;
+          break;
+        }
+        fromCoords[d] = list[pick[d]].first;
+        elements *= list[pick[d]].second;
+      }
+      if (empty)
+        break;
+      int64_t f = from.getTileIndex(fromCoords);
+      ArrayRef<unsigned> holders = from.getTileDevices(f);
+      needing.clear();
+      for (unsigned device : want)
+        if (!llvm::is_contained(holders, device))
+          needing.push_back(device);
+      if (!needing.empty() && elements > 0)
+        addChainFlows(*this, holders, needing, double(elements) * elementBytes,
+                      unsigned(t + f), flows);
+      int d = int(rank) - 1;
+      for (; d >= 0; --d) {
+        if (++pick[d] < int64_t(overlaps[d][coords[d]].size()))
+          break;
+        pick[d] = 0;
+      }
+      if (d < 0)
+        break;
+    }
+  }
+}
+
+std::optional<TensorDist>
+CostModel::getReduceScatterResult(const TensorDist &from,
+                                  ArrayRef<int64_t> shape, unsigned dim) const {
+  int64_t q = from.getGroupSize();
+  TensorDist to;
+  to.grid = from.grid;
+  to.unit = from.unit;
+  to.copies = from.groups;
+  to.grid[dim] *= q;
+  int64_t units = (shape[dim] + to.unit[dim] - 1) / to.unit[dim];
+  if (to.grid[dim] > units)
+    return std::nullopt;
+  for (int64_t c = 0; c < from.grid[dim]; ++c) {
+    auto range = from.getTileRange(shape, dim, c);
+    if (to.getTileRange(shape, dim, c * q).first != range.first ||
+        to.getTileRange(shape, dim, c * q + q - 1).second != range.second)
+      return std::nullopt;
+  }
+  SmallVector<int64_t, 4> coords;
+  for (int64_t t = 0, e = to.getNumTiles(); t < e; ++t) {
+    to.getTileCoords(t, coords);
+    int64_t j = coords[dim] % q;
+    coords[dim] /= q;
+    for (unsigned g = 0; g < from.groups; ++g)
+      to.devices.push_back(
+          from.getGroupDevices(from.getTileIndex(coords), g)[j]);
+  }
+  to.canonicalize(shape);
+  return to;
+}
+
+MoveStep CostModel::makeStep(MoveStep::Kind kind, const TensorDist &from,
+                             const TensorDist &to, unsigned dim,
+                             ArrayRef<Flow> flows) const {
+  MoveStep step;
+  step.kind = kind;
+  step.from = from;
+  step.to = to;
+  step.dim = dim;
+  step.time = getTransferTime(flows);
+  step.bytes = getTrafficBytes(flows);
+  return step;
+}
+
+MoveStep CostModel::getMove(const TensorDist &from, const TensorDist &to,
+                            ArrayRef<int64_t> shape,
+                            int64_t elementBytes) const {
+  SmallVector<Flow, 32> flows;
+  addMoveFlows(from, to, shape, elementBytes, flows);
+  return makeStep(MoveStep::Kind::Repartition, from, to, 0, flows);
+}
+
+Conversion CostModel::getConversion(const TensorDist &from,
+                                    const TensorDist &to,
+                                    ArrayRef<int64_t> shape,
+                                    int64_t elementBytes) const {
+  Conversion best;
+  if (from == to)
+    return best;
+  auto finish = [&](Conversion conversion, const TensorDist &mid) {
+    if (mid != to)
+      conversion.steps.push_back(getMove(mid, to, shape, elementBytes));
+    for (const MoveStep &step : conversion.steps)
+      conversion.time += step.time;
+    return conversion;
+  };
+  if (!from.partial)
+    return finish(Conversion(), from);
+
+  SmallVector<Flow, 32> flows;
+  addAllReduceFlows(from, shape, elementBytes, flows);
+  TensorDist reduced = from.withoutPartial();
+  Conversion viaAllReduce;
+  viaAllReduce.steps.push_back(
+      makeStep(MoveStep::Kind::AllReduce, from, reduced, 0, flows));
+  best = finish(std::move(viaAllReduce), reduced);
+
+  flows.clear();
+  addReduceScatterFlows(from, shape, elementBytes, flows);
+  for (unsigned dim = 0; dim < from.getRank(); ++dim) {
+    std::optional<TensorDist> scattered =
+        getReduceScatterResult(from, shape, dim);
+    if (!scattered)
+      continue;
+    Conversion viaScatter;
+    viaScatter.steps.push_back(
+        makeStep(MoveStep::Kind::ReduceScatter, from, *scattered, dim, flows));
+    Conversion candidate = finish(std::move(viaScatter), *scattered);
+    if (candidate.time < best.time)
+      best = std::move(candidate);
+  }
+  return best;
+}
+
+Conversion CostModel::getReduction(const TensorDist &from,
+                                   ArrayRef<int64_t> shape,
+                                   int64_t elementBytes) const {
+  Conversion best;
+  if (!from.partial)
+    return best;
+  SmallVector<Flow, 32> flows;
+  addAllReduceFlows(from, shape, elementBytes, flows);
+  best.steps.push_back(makeStep(MoveStep::Kind::AllReduce, from,
+                                from.withoutPartial(), 0, flows));
+  best.time = best.steps.back().time;
+  flows.clear();
+  addReduceScatterFlows(from, shape, elementBytes, flows);
+  for (unsigned dim = 0; dim < from.getRank(); ++dim) {
+    std::optional<TensorDist> scattered =
+        getReduceScatterResult(from, shape, dim);
+    if (!scattered)
+      continue;
+    MoveStep step =
+        makeStep(MoveStep::Kind::ReduceScatter, from, *scattered, dim, flows);
+    if (step.time < best.time) {
+      best.steps.assign(1, step);
+      best.time = step.time;
+    }
+  }
+  return best;
+}

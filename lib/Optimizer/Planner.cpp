@@ -1,0 +1,418 @@
+//===- Planner.cpp - Planning functions and applying plans ----------------===//
+
+#include "tra/Optimizer/Planner.h"
+#include "tra/Optimizer/PlanDialect.h"
+#include "tra/Optimizer/Report.h"
+
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <chrono>
+#include <cmath>
+#include <variant>
+
+using namespace mlir;
+using namespace mlir::tra;
+using namespace mlir::tra::plan;
+
+//===----------------------------------------------------------------------===//
+// Search under the memory constraint
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// The device whose memory a plan overflows the most, if any.
+struct Overflow {
+  unsigned device = 0;
+  double needed = 0;
+  double capacity = 0;
+};
+} // namespace
+
+static std::optional<Overflow> findOverflow(const MemoryUse &memory,
+                                            const CostModel &model) {
+  std::optional<Overflow> worst;
+  for (const auto &device : model.getHardware().getDevices()) {
+    double needed = memory.getPeak(device.id);
+    double capacity = double(device.memoryBytes);
+    if (needed <= capacity)
+      continue;
+    if (!worst || needed - capacity > worst->needed - worst->capacity)
+      worst = Overflow{device.id, needed, capacity};
+  }
+  return worst;
+}
+
+static std::string bytesText(double bytes) {
+  return llvm::formatv("{0:F0} bytes ({1})", bytes, formatBytes(bytes)).str();
+}
+
+/// The error for a model larger than all the memory there is.
+static llvm::Error makeTooLargeError(func::FuncOp func, const CostModel &model,
+                                     double arguments, double activations) {
+  const auto &hardware = model.getHardware();
+  return llvm::createStringError(llvm::formatv(
+      "@{0} needs at least {1} of memory ({2} of arguments and weights, {3} "
+      "of activations) but {4} has {5} in {6} device{7}",
+      func.getSymName(), bytesText(arguments + activations),
+      formatBytes(arguments), formatBytes(activations), hardware.getName(),
+      bytesText(double(hardware.totalMemoryBytes())), hardware.numDevices(),
+      hardware.numDevices() == 1 ? "" : "s"));
+}
+
+/// The error for a model that fits in total but not device by device.
+static llvm::Error makeNoFitError(func::FuncOp func, const CostModel &model,
+                                  const Overflow &overflow, double minimum) {
+  const auto &hardware = model.getHardware();
+  return llvm::createStringError(llvm::formatv(
+      "@{0} does not fit in the memory of {1}: the plan using the least "
+      "memory needs {2} on device {3}, which has {4} (the model needs at "
+      "least {5} in all; the hardware has {6})",
+      func.getSymName(), hardware.getName(), bytesText(overflow.needed),
+      overflow.device, bytesText(overflow.capacity), bytesText(minimum),
+      bytesText(double(hardware.totalMemoryBytes()))));
+}
+
+/// Seconds per byte charged even without memory pressure: 1 ns per GB.
+static constexpr double kTieBreakLambda = 1e-18;
+
+namespace {
+/// Runs the search with increasing memory penalties until the plan fits.
+class ConstrainedSearch {
+public:
+  ConstrainedSearch(PlanProblem &problem, const PlannerOptions &options,
+                    PlanSummary &summary)
+      : problem(problem), options(options), summary(summary) {}
+
+  /// The fastest plan that fits, or the overflow of the plan that came
+  /// closest.
+  std::variant<SearchResult, Overflow> run();
+
+private:
+  SearchResult search(double lambda) {
+    SearchOptions searchOptions;
+    searchOptions.beam = options.beam;
+    // A negligible charge for memory breaks ties between equally fast plans
+    // in favour of the one that replicates less.
+    searchOptions.lambda = std::max(lambda, kTieBreakLambda);
+    ++summary.searches;
+    SearchResult result = searchPlan(problem, searchOptions);
+    summary.maxStates = std::max(summary.maxStates, result.maxStates);
+    summary.pruned |= result.pruned;
+    return result;
+  }
+  std::optional<Overflow> overflowOf(const SearchResult &result) {
+    return findOverflow(problem.getMemoryUse(result.plan),
+                        problem.getCostModel());
+  }
+
+  PlanProblem &problem;
+  const PlannerOptions &options;
+  PlanSummary &summary;
+};
+} // namespace
+
+std::variant<SearchResult, Overflow> ConstrainedSearch::run() {
+  SearchResult fastest = search(0.0);
+  std::optional<Overflow> overflow = overflowOf(fastest);
+  if (!overflow)
+    return fastest;
+  // The first penalty makes the memory of the fastest plan cost a tenth of
+  // its time; then it grows until the plan fits (or memory dominates any
+  // time), and is narrowed down again.
+  double bytes = 0;
+  ArrayRef<ProblemNode> nodes = problem.getNodes();
+  for (auto [n, node] : llvm::enumerate(nodes))
+    bytes += node.choices[fastest.plan[n]].memoryBytes;
+  double low = 0;
+  double high = std::max(1e-18, 0.1 * problem.evaluate(fastest.plan, 0.0) /
+                                    std::max(bytes, 1.0));
+  std::optional<SearchResult> fitting;
+  for (; high <= 1e-3; high *= 16) {
+    SearchResult result = search(high);
+    std::optional<Overflow> over = overflowOf(result);
+    if (!over) {
+      fitting = std::move(result);
+      break;
+    }
+    overflow = over;
+    low = high;
+  }
+  if (!fitting)
+    return *overflow;
+  for (int i = 0; i < 2 && low > 0; ++i) {
+    double middle = std::sqrt(low * high);
+    SearchResult result = search(middle);
+    if (overflowOf(result)) {
+      low = middle;
+    } else {
+      high = middle;
+      fitting = std::move(result);
+    }
+  }
+  summary.lambda = high;
+  return *fitting;
+}
+
+//===----------------------------------------------------------------------===//
+// Recording a plan
+//===----------------------------------------------------------------------===//
+
+static ArrayAttr getDistArray(MLIRContext *context, PlanProblem &problem,
+                              ArrayRef<unsigned> ids) {
+  SmallVector<Attribute> attrs;
+  for (unsigned id : ids)
+    attrs.push_back(toAttr(context, problem.getDist(id)));
+  return ArrayAttr::get(context, attrs);
+}
+
+static bool allRankedTensors(TypeRange types) {
+  return llvm::all_of(types,
+                      [](Type t) { return llvm::isa<RankedTensorType>(t); });
+}
+
+/// Writes the distribution of a source value (argument or fill).
+static void recordSource(func::FuncOp func, PlanProblem &problem,
+                         unsigned value, ArrayRef<unsigned> plan) {
+  MLIRContext *context = func.getContext();
+  const ProblemValue &v = problem.getValues()[value];
+  DistAttr dist =
+      toAttr(context, problem.getDist(problem.getValueDist(value, plan)));
+  if (auto arg = llvm::dyn_cast<BlockArgument>(v.value)) {
+    func.setArgAttr(arg.getArgNumber(), PlanDialect::kDistAttrName, dist);
+    return;
+  }
+  Operation *fill = v.value.getDefiningOp();
+  fill->setAttr(PlanDialect::kOperandsAttrName, ArrayAttr::get(context, {}));
+  fill->setAttr(PlanDialect::kResultsAttrName, ArrayAttr::get(context, {dist}));
+}
+
+static void recordPlan(func::FuncOp func, PlanProblem &problem,
+                       ArrayRef<unsigned> plan, const CostModel &model) {
+  MLIRContext *context = func.getContext();
+  context->getOrLoadDialect<PlanDialect>();
+  Builder builder(context);
+  func->setAttr(PlanDialect::kHardwareAttrName,
+                builder.getStringAttr(model.getHardware().getName()));
+  func->setAttr(PlanDialect::kNumDevicesAttrName,
+                builder.getI64IntegerAttr(model.getNumDevices()));
+  for (auto [n, node] : llvm::enumerate(problem.getNodes())) {
+    if (node.kind == ProblemNode::Kind::Source)
+      continue;
+    Operation *op = node.op;
+    if (!allRankedTensors(op->getOperandTypes()) ||
+        !allRankedTensors(op->getResultTypes()))
+      continue;
+    const ProblemChoice &choice = node.choices[plan[n]];
+    op->setAttr(PlanDialect::kOperandsAttrName,
+                getDistArray(context, problem, choice.operands));
+    op->setAttr(PlanDialect::kResultsAttrName,
+                getDistArray(context, problem, choice.results));
+    if (node.space)
+      op->setAttr(PlanDialect::kSplitAttrName,
+                  toAttr(context, *node.space, node.splits[choice.split]));
+  }
+  for (auto [id, v] : llvm::enumerate(problem.getValues()))
+    if (v.isArgument || v.isFill)
+      recordSource(func, problem, id, plan);
+}
+
+llvm::Expected<PlanSummary>
+plan::assignPartitions(func::FuncOp func, const CostModel &model,
+                       const PlannerOptions &options) {
+  auto start = std::chrono::steady_clock::now();
+  ProblemOptions problemOptions;
+  problemOptions.choices = options.choices;
+  auto problemOr = PlanProblem::build(func, model, problemOptions);
+  if (!problemOr)
+    return problemOr.takeError();
+  PlanProblem &problem = **problemOr;
+  PlanSummary summary;
+  summary.numNodes = problem.getNodes().size();
+  for (const ProblemNode &node : problem.getNodes())
+    summary.numChoices += node.choices.size();
+
+  auto [arguments, activations] = problem.getMinimumBytes();
+  if (arguments + activations > double(model.getHardware().totalMemoryBytes()))
+    return makeTooLargeError(func, model, arguments, activations);
+
+  auto found = ConstrainedSearch(problem, options, summary).run();
+  if (auto *overflow = std::get_if<Overflow>(&found))
+    return makeNoFitError(func, model, *overflow, arguments + activations);
+  const SearchResult &best = std::get<SearchResult>(found);
+  summary.estimatedTime = problem.evaluate(best.plan, 0.0);
+  summary.memory = problem.getMemoryUse(best.plan);
+  recordPlan(func, problem, best.plan, model);
+  summary.planningSeconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
+  return summary;
+}
+
+//===----------------------------------------------------------------------===//
+// Making moves explicit
+//===----------------------------------------------------------------------===//
+
+DistAttr plan::getWrittenDist(Value value) {
+  if (auto arg = llvm::dyn_cast<BlockArgument>(value)) {
+    auto func = llvm::dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp());
+    if (!func)
+      return {};
+    return func.getArgAttrOfType<DistAttr>(arg.getArgNumber(),
+                                           PlanDialect::kDistAttrName);
+  }
+  Operation *op = value.getDefiningOp();
+  if (auto move = llvm::dyn_cast<RepartitionOp>(op))
+    return move.getTo();
+  if (auto move = llvm::dyn_cast<AllReduceOp>(op))
+    return move.getTo();
+  if (auto move = llvm::dyn_cast<ReduceScatterOp>(op))
+    return move.getTo();
+  auto results = op->getAttrOfType<ArrayAttr>(PlanDialect::kResultsAttrName);
+  unsigned number = llvm::cast<OpResult>(value).getResultNumber();
+  if (!results || number >= results.size())
+    return {};
+  return llvm::dyn_cast<DistAttr>(results[number]);
+}
+
+/// Checks that every device a plan names exists.
+static LogicalResult checkDevices(func::FuncOp func, unsigned numDevices) {
+  auto check = [&](Operation *op, Attribute attr) -> LogicalResult {
+    auto dist = llvm::dyn_cast_or_null<DistAttr>(attr);
+    if (!dist)
+      return success();
+    for (int64_t device : dist.getDevices())
+      if (device >= int64_t(numDevices))
+        return op->emitError() << "plan places a tile on device " << device
+                               << " but the hardware has " << numDevices
+                               << " device" << (numDevices == 1 ? "" : "s");
+    return success();
+  };
+  for (unsigned i = 0; i < func.getNumArguments(); ++i)
+    if (failed(check(func, func.getArgAttr(i, PlanDialect::kDistAttrName))))
+      return failure();
+  WalkResult walk = func.walk([&](Operation *op) {
+    for (StringRef name :
+         {PlanDialect::kOperandsAttrName, PlanDialect::kResultsAttrName})
+      if (auto array = op->getAttrOfType<ArrayAttr>(name))
+        for (Attribute attr : array)
+          if (failed(check(op, attr)))
+            return WalkResult::interrupt();
+    return WalkResult::advance();
+  });
+  return failure(walk.wasInterrupted());
+}
+
+LogicalResult plan::verifyPlan(func::FuncOp func) {
+  if (auto count =
+          func->getAttrOfType<IntegerAttr>(PlanDialect::kNumDevicesAttrName))
+    if (failed(checkDevices(func, unsigned(count.getInt()))))
+      return failure();
+  WalkResult walk = func.walk([&](Operation *op) {
+    auto wanted = op->getAttrOfType<ArrayAttr>(PlanDialect::kOperandsAttrName);
+    if (!wanted)
+      return WalkResult::advance();
+    for (auto [k, attr] : llvm::enumerate(wanted)) {
+      DistAttr have = getWrittenDist(op->getOperand(k));
+      if (!have) {
+        op->emitError() << "operand " << k
+                        << " has no distribution: its producer is not planned";
+        return WalkResult::interrupt();
+      }
+      if (have != attr) {
+        op->emitError() << "operand " << k << " is written as " << have
+                        << " but read as " << attr
+                        << "; run tra-insert-repartitions";
+        return WalkResult::interrupt();
+      }
+    }
+    return WalkResult::advance();
+  });
+  if (walk.wasInterrupted())
+    return failure();
+  Operation *terminator = func.getBody().front().getTerminator();
+  for (auto [i, value] : llvm::enumerate(terminator->getOperands()))
+    if (DistAttr dist = getWrittenDist(value); dist && dist.getPartial())
+      return terminator->emitError()
+             << "result " << i << " is returned as partial aggregates " << dist
+             << "; run tra-insert-repartitions";
+  return success();
+}
+
+/// Builds the moves of `conversion` before `before`; returns the new value.
+static Value buildMoves(OpBuilder &builder, Location loc, Value value,
+                        const Conversion &conversion) {
+  MLIRContext *context = builder.getContext();
+  Type type = value.getType();
+  for (const MoveStep &step : conversion.steps) {
+    DistAttr from = toAttr(context, step.from), to = toAttr(context, step.to);
+    switch (step.kind) {
+    case MoveStep::Kind::AllReduce:
+      value = AllReduceOp::create(builder, loc, type, value, from, to);
+      break;
+    case MoveStep::Kind::ReduceScatter:
+      value = ReduceScatterOp::create(builder, loc, type, value,
+                                      builder.getI64IntegerAttr(step.dim), from,
+                                      to);
+      break;
+    case MoveStep::Kind::Repartition:
+      value = RepartitionOp::create(builder, loc, type, value, from, to);
+      break;
+    }
+  }
+  return value;
+}
+
+/// Combines partial aggregates before they are returned.
+static void completeReturnedValues(func::FuncOp func, const CostModel &model) {
+  Operation *terminator = func.getBody().front().getTerminator();
+  OpBuilder builder(terminator);
+  for (OpOperand &operand : terminator->getOpOperands()) {
+    DistAttr dist = getWrittenDist(operand.get());
+    if (!dist || !dist.getPartial())
+      continue;
+    auto type = llvm::cast<RankedTensorType>(operand.get().getType());
+    Conversion reduction =
+        model.getReduction(fromAttr(dist), type.getShape(),
+                           getElementBytes(type.getElementType()));
+    operand.set(
+        buildMoves(builder, terminator->getLoc(), operand.get(), reduction));
+  }
+}
+
+LogicalResult plan::insertRepartitions(func::FuncOp func,
+                                       const CostModel &model) {
+  func.getContext()->getOrLoadDialect<PlanDialect>();
+  if (failed(checkDevices(func, model.getNumDevices())))
+    return failure();
+  DenseMap<std::pair<Value, Attribute>, Value> converted;
+  SmallVector<Operation *> ops;
+  func.walk([&](Operation *op) {
+    if (op->hasAttr(PlanDialect::kOperandsAttrName))
+      ops.push_back(op);
+  });
+  for (Operation *op : ops) {
+    auto wanted = op->getAttrOfType<ArrayAttr>(PlanDialect::kOperandsAttrName);
+    if (!wanted || wanted.size() != op->getNumOperands())
+      continue;
+    for (auto [k, attr] : llvm::enumerate(wanted)) {
+      auto want = llvm::dyn_cast<DistAttr>(attr);
+      Value value = op->getOperand(k);
+      DistAttr have = getWrittenDist(value);
+      if (!want || !have || want == have)
+        continue;
+      auto [it, inserted] = converted.try_emplace({value, want}, Value());
+      if (inserted) {
+        auto type = llvm::cast<RankedTensorType>(value.getType());
+        Conversion conversion =
+            model.getConversion(fromAttr(have), fromAttr(want), type.getShape(),
+                                getElementBytes(type.getElementType()));
+        OpBuilder builder(op);
+        it->second = buildMoves(builder, op->getLoc(), value, conversion);
+      }
+      op->setOperand(k, it->second);
+    }
+  }
+  completeReturnedValues(func, model);
+  return success();
+}

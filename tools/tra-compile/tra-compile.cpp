@@ -1,0 +1,222 @@
+//===- tra-compile.cpp - The tra ahead-of-time compiler -------------------===//
+//
+//   tra-compile MODEL.mlir [--hw FILE.json|local] [--emit=plan] [--explain]
+//               [--dot=FILE.dot] [-o FILE]
+//
+// Reads a model-level tra program, inlines it, and plans its decomposition
+// for the hardware described by --hw. --emit selects what is written:
+//
+//   plan   the planned IR: every tensor value with its distribution and the
+//          tile moves made explicit (tra_plan dialect).
+//
+// --explain prints the plan as a database prints EXPLAIN (per operation its
+// cut, devices, estimated time and bytes moved; totals for the step time,
+// bytes per link class and peak memory per device) instead of the IR; the IR
+// still goes to -o when -o is given. --dot writes a Graphviz rendering with
+// every tile coloured by its device.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tra/Dialect/TRA/IR/TRADialect.h"
+#include "tra/Hardware/Hardware.h"
+#include "tra/Optimizer/Passes.h"
+#include "tra/Optimizer/Planner.h"
+#include "tra/Optimizer/Report.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/Extensions/InlinerExtension.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Support/FileUtilities.h"
+#include "mlir/Transforms/Passes.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/ToolOutputFile.h"
+#include "llvm/Support/WithColor.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+using namespace mlir::tra;
+namespace cl = llvm::cl;
+
+namespace {
+/// What tra-compile writes. Later issues add code generation modes.
+enum class EmitKind { Plan };
+
+struct Options {
+  cl::opt<std::string> input{cl::Positional, cl::Required,
+                             cl::desc("<model.mlir>")};
+  cl::opt<std::string> hw{"hw",
+                          cl::desc("hardware description: FILE.json or "
+                                   "'local' (default)"),
+                          cl::init("local")};
+  cl::opt<EmitKind> emit{
+      "emit", cl::desc("what to write"), cl::init(EmitKind::Plan),
+      cl::values(clEnumValN(EmitKind::Plan, "plan",
+                            "the planned IR (tra_plan dialect)"))};
+  cl::opt<bool> explain{"explain",
+                        cl::desc("print the plan as EXPLAIN instead of IR")};
+  cl::opt<std::string> dot{"dot",
+                           cl::desc("write a Graphviz rendering of "
+                                    "the plan to FILE"),
+                           cl::value_desc("FILE"), cl::init("")};
+  cl::opt<std::string> output{"o", cl::desc("output file (default: stdout)"),
+                              cl::value_desc("FILE"), cl::init("")};
+  cl::opt<std::string> entry{"entry",
+                             cl::desc("plan only this function (default: "
+                                      "every function with a body)"),
+                             cl::init("")};
+  cl::opt<unsigned> beam{"beam",
+                         cl::desc("search states kept per step besides the "
+                                  "best per distribution of the values just "
+                                  "produced (0: all, exact)"),
+                         cl::init(32)};
+  cl::opt<unsigned> maxSplit{"max-split-indices",
+                             cl::desc("most indices one operation is split "
+                                      "along"),
+                             cl::init(2)};
+};
+
+/// A compilation: the steps shared by every --emit mode.
+class Compiler {
+public:
+  Compiler(Options &options, MLIRContext &context)
+      : options(options), context(context) {}
+
+  int run();
+
+private:
+  int fail(const llvm::Twine &message) {
+    llvm::WithColor::error(llvm::errs(), "tra-compile") << message << "\n";
+    return 1;
+  }
+  OwningOpRef<ModuleOp> load();
+  LogicalResult prepare(ModuleOp module);
+  int plan(ModuleOp module, const plan::CostModel &model);
+  int emitPlan(ModuleOp module, const plan::CostModel &model);
+
+  Options &options;
+  MLIRContext &context;
+  /// Summaries of the planned functions, for --explain.
+  llvm::StringMap<plan::PlanSummary> summaries;
+};
+} // namespace
+
+OwningOpRef<ModuleOp> Compiler::load() {
+  std::string error;
+  auto file = openInputFile(options.input, &error);
+  if (!file) {
+    fail(error);
+    return nullptr;
+  }
+  llvm::SourceMgr sourceMgr;
+  sourceMgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
+  SourceMgrDiagnosticHandler handler(sourceMgr, &context);
+  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
+  if (!module)
+    fail(options.input + ": the model does not parse or verify");
+  return module;
+}
+
+/// Inlines the model into its entry points and removes what is left over.
+LogicalResult Compiler::prepare(ModuleOp module) {
+  PassManager pm(&context);
+  pm.addPass(createInlinerPass());
+  pm.addPass(createSymbolDCEPass());
+  return pm.run(module);
+}
+
+int Compiler::plan(ModuleOp module, const plan::CostModel &model) {
+  plan::PlannerOptions plannerOptions;
+  plannerOptions.beam = options.beam;
+  plannerOptions.choices.maxSplitIndices = options.maxSplit;
+  unsigned planned = 0;
+  for (auto func : module.getOps<func::FuncOp>()) {
+    if (func.isDeclaration() ||
+        (!options.entry.empty() && func.getSymName() != options.entry))
+      continue;
+    auto summary = plan::assignPartitions(func, model, plannerOptions);
+    if (!summary)
+      return fail(llvm::toString(summary.takeError()));
+    if (failed(plan::insertRepartitions(func, model)) ||
+        failed(plan::verifyPlan(func)))
+      return fail("internal error: @" + func.getSymName() +
+                  ": the plan is inconsistent");
+    summaries[func.getSymName()] = *summary;
+    ++planned;
+  }
+  if (!planned)
+    return fail(options.entry.empty()
+                    ? options.input + ": no function with a body to plan"
+                    : options.input + ": no function @" + options.entry);
+  if (failed(verify(module)))
+    return fail("internal error: the planned module does not verify");
+  return 0;
+}
+
+int Compiler::emitPlan(ModuleOp module, const plan::CostModel &model) {
+  if (!options.dot.empty()) {
+    std::string error;
+    auto dot = openOutputFile(options.dot, &error);
+    if (!dot)
+      return fail(options.dot + ": " + error);
+    plan::printPlanDot(module, model, dot->os());
+    dot->keep();
+  }
+  if (options.explain) {
+    for (auto func : module.getOps<func::FuncOp>())
+      if (summaries.count(func.getSymName()))
+        plan::printExplain(func, model, llvm::outs(),
+                           &summaries[func.getSymName()]);
+    if (options.output.empty())
+      return 0;
+  }
+  std::string error;
+  auto out = openOutputFile(options.output.empty() ? std::string("-")
+                                                   : options.output.getValue(),
+                            &error);
+  if (!out)
+    return fail(options.output + ": " + error);
+  module->print(out->os());
+  out->keep();
+  return 0;
+}
+
+int Compiler::run() {
+  auto hardware = ::tra::hw::loadHardware(options.hw);
+  if (!hardware)
+    return fail(llvm::toString(hardware.takeError()));
+  plan::CostModel model(*hardware);
+  OwningOpRef<ModuleOp> module = load();
+  if (!module)
+    return 1;
+  if (failed(prepare(*module)))
+    return fail(options.input + ": cannot inline the model");
+  if (int status = plan(*module, model))
+    return status;
+  switch (options.emit) {
+  case EmitKind::Plan:
+    return emitPlan(*module, model);
+  }
+  return 1;
+}
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  Options options;
+  cl::ParseCommandLineOptions(argc, argv,
+                              "tra ahead-of-time compiler: plans a "
+                              "model-level tra program for a hardware "
+                              "description\n");
+  DialectRegistry registry;
+  registry.insert<TRADialect, plan::PlanDialect, arith::ArithDialect,
+                  func::FuncDialect, math::MathDialect>();
+  func::registerInlinerExtension(registry);
+  MLIRContext context(registry);
+  context.loadAllAvailableDialects();
+  return Compiler(options, context).run();
+}
