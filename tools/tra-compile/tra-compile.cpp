@@ -19,6 +19,7 @@
 
 #include "tra/Dialect/TRA/IR/TRADialect.h"
 #include "tra/Hardware/Hardware.h"
+#include "tra/Conversion/Executable/Executable.h"
 #include "tra/Optimizer/Passes.h"
 #include "tra/Optimizer/Planner.h"
 #include "tra/Optimizer/Report.h"
@@ -45,7 +46,7 @@ namespace cl = llvm::cl;
 
 namespace {
 /// What tra-compile writes. Later issues add code generation modes.
-enum class EmitKind { Plan };
+enum class EmitKind { Plan, Exe, Obj };
 
 struct Options {
   cl::opt<std::string> input{cl::Positional, cl::Required,
@@ -57,7 +58,11 @@ struct Options {
   cl::opt<EmitKind> emit{
       "emit", cl::desc("what to write"), cl::init(EmitKind::Plan),
       cl::values(clEnumValN(EmitKind::Plan, "plan",
-                            "the planned IR (tra_plan dialect)"))};
+                            "the planned IR (tra_plan dialect)"),
+                 clEnumValN(EmitKind::Exe, "exe",
+                            "a native executable (-o OUT; one device)"),
+                 clEnumValN(EmitKind::Obj, "obj",
+                            "an object file (-o OUT.o; one device)"))};
   cl::opt<bool> explain{"explain",
                         cl::desc("print the plan as EXPLAIN instead of IR")};
   cl::opt<std::string> dot{"dot",
@@ -98,6 +103,8 @@ private:
   LogicalResult prepare(ModuleOp module);
   int plan(ModuleOp module, const plan::CostModel &model);
   int emitPlan(ModuleOp module, const plan::CostModel &model);
+  int emitNative(ModuleOp module, const ::tra::hw::HardwareDescription &hw,
+                 const plan::CostModel &model);
 
   Options &options;
   MLIRContext &context;
@@ -186,6 +193,35 @@ int Compiler::emitPlan(ModuleOp module, const plan::CostModel &model) {
   return 0;
 }
 
+/// Code generation. A plan for one device keeps every tensor whole, so the
+/// model is planned on a copy (which checks that it fits the device's
+/// memory) and the unpartitioned module is compiled.
+int Compiler::emitNative(ModuleOp module,
+                         const ::tra::hw::HardwareDescription &hw,
+                         const plan::CostModel &model) {
+  if (options.output.empty())
+    return fail("--emit=" +
+                llvm::Twine(options.emit == EmitKind::Exe ? "exe" : "obj") +
+                " needs -o FILE");
+  if (hw.numDevices() != 1)
+    return fail(hw.getName() + " has " + llvm::Twine(hw.numDevices()) +
+                " devices: code generation for multi-device plans is not "
+                "implemented yet; use --emit=plan, or a one-device "
+                "hardware file");
+  OwningOpRef<ModuleOp> planned = module.clone();
+  if (int status = plan(*planned, model))
+    return status;
+  CodegenOptions codegen;
+  codegen.entry = options.entry;
+  codegen.numThreads = hw.getDevice(0).cores;
+  LogicalResult result =
+      options.emit == EmitKind::Exe
+          ? compileToExecutable(module, options.output, codegen)
+          : compileToObject(module, options.output, codegen);
+  return failed(result) ? fail(options.input + ": code generation failed")
+                        : 0;
+}
+
 int Compiler::run() {
   auto hardware = ::tra::hw::loadHardware(options.hw);
   if (!hardware)
@@ -196,11 +232,16 @@ int Compiler::run() {
     return 1;
   if (failed(prepare(*module)))
     return fail(options.input + ": cannot inline the model");
+  if (options.emit != EmitKind::Plan)
+    return emitNative(*module, *hardware, model);
   if (int status = plan(*module, model))
     return status;
   switch (options.emit) {
   case EmitKind::Plan:
     return emitPlan(*module, model);
+  case EmitKind::Exe:
+  case EmitKind::Obj:
+    break;
   }
   return 1;
 }
