@@ -17,9 +17,9 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "tra/Conversion/Executable/Executable.h"
 #include "tra/Dialect/TRA/IR/TRADialect.h"
 #include "tra/Hardware/Hardware.h"
-#include "tra/Conversion/Executable/Executable.h"
 #include "tra/Optimizer/Passes.h"
 #include "tra/Optimizer/Planner.h"
 #include "tra/Optimizer/Report.h"
@@ -200,9 +200,9 @@ int Compiler::emitNative(ModuleOp module,
                          const ::tra::hw::HardwareDescription &hw,
                          const plan::CostModel &model) {
   if (options.output.empty())
-    return fail("--emit=" +
-                llvm::Twine(options.emit == EmitKind::Exe ? "exe" : "obj") +
-                " needs -o FILE");
+    return fail(
+        "--emit=" + llvm::Twine(options.emit == EmitKind::Exe ? "exe" : "obj") +
+        " needs -o FILE");
   if (hw.numDevices() != 1)
     return fail(hw.getName() + " has " + llvm::Twine(hw.numDevices()) +
                 " devices: code generation for multi-device plans is not "
@@ -218,8 +218,7 @@ int Compiler::emitNative(ModuleOp module,
       options.emit == EmitKind::Exe
           ? compileToExecutable(module, options.output, codegen)
           : compileToObject(module, options.output, codegen);
-  return failed(result) ? fail(options.input + ": code generation failed")
-                        : 0;
+  return failed(result) ? fail(options.input + ": code generation failed") : 0;
 }
 
 int Compiler::run() {

@@ -13,6 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "tra/Conversion/Executable/Executable.h"
 #include "tra/Dialect/TRA/IR/TRAOps.h"
 #include "tra/Frontend/Llama.h"
 #include "tra/Hardware/Hardware.h"
@@ -20,6 +21,7 @@
 #include "tra/Runtime/Llama.h"
 #include "tra/Runtime/MetaCheckpoint.h"
 #include "tra/Runtime/Npy.h"
+#include "tra/Runtime/Safetensors.h"
 #include "tra/Runtime/Tokenizer.h"
 
 #include "mlir/IR/Verifier.h"
@@ -27,6 +29,8 @@
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
@@ -77,6 +81,14 @@ static cl::opt<std::string> logitsOut("logits-out",
                                       cl::desc("write every step's logits "
                                                "[steps, vocab] to FILE.npy"),
                                       cl::init(""));
+enum class Engine { Compiled, Interpreter };
+static cl::opt<Engine> engine(
+    "engine", cl::desc("how each step runs"), cl::init(Engine::Compiled),
+    cl::values(clEnumValN(Engine::Compiled, "compiled",
+                          "compile @forward for the hardware (one device) "
+                          "and run the native executable"),
+               clEnumValN(Engine::Interpreter, "interpreter",
+                          "the reference interpreter")));
 static cl::opt<std::string> hwSpec("hw",
                                    cl::desc("hardware description (local or "
                                             "FILE.json)"),
@@ -111,11 +123,121 @@ static int emit(MLIRContext &ctx, const rt::LlamaCheckpoint &ckpt) {
   return 0;
 }
 
+namespace {
+/// Runs decoding steps with @forward compiled to a native executable: the
+/// weights and rotary tables go to one safetensors file, every step passes
+/// the token, the position and the KV caches as .npy files.
+class CompiledModel {
+public:
+  ~CompiledModel() {
+    if (!dir.empty())
+      llvm::sys::fs::remove_directories(dir);
+  }
+
+  /// Compiles the model; returns "" or an error message.
+  std::string init(MLIRContext &ctx, const rt::LlamaCheckpoint &ckpt,
+                   int64_t threads) {
+    p = ckpt.params;
+    llvm::SmallString<128> path;
+    if (llvm::sys::fs::createUniqueDirectory("tra-llama", path))
+      return "cannot create a temporary directory";
+    dir = std::string(path);
+    OwningOpRef<ModuleOp> module = buildLlamaModule(&ctx, p, /*seqLen=*/1);
+    CodegenOptions options;
+    options.entry = "forward";
+    options.numThreads = threads;
+    exe = file("forward");
+    if (failed(compileToExecutable(*module, exe, options)))
+      return "code generation failed";
+    std::vector<rt::NamedTensor> tensors;
+    for (auto &[name, t] : ckpt.weights)
+      tensors.push_back({name, t});
+    std::vector<float> cosTable, sinTable;
+    computeRopeTables(p, cosTable, sinTable);
+    std::vector<int64_t> shape = {p.maxSeqLen, p.headDim() / 2};
+    tensors.push_back(
+        {"freqs_cos",
+         rt::HostTensor::copyOf(rt::DType::F32, shape, cosTable.data())});
+    tensors.push_back(
+        {"freqs_sin",
+         rt::HostTensor::copyOf(rt::DType::F32, shape, sinTable.data())});
+    weights = file("weights.safetensors");
+    if (rt::Status st = rt::writeSafetensors(weights, tensors); !st)
+      return st.message();
+    rt::HostTensor zero = rt::HostTensor::zeros(
+        rt::DType::F32, {p.maxSeqLen, p.nKvHeads, p.headDim()});
+    for (int64_t l = 0; l < p.nLayers; ++l)
+      for (const char *kind : {"k", "v"})
+        if (rt::Status st = rt::writeNpy(cacheFile(l, kind, parity), zero); !st)
+          return st.message();
+    return "";
+  }
+
+  /// Runs one step; fills `logits` or returns an error message.
+  std::string step(int64_t token, int64_t pos, std::vector<double> &logits) {
+    rt::HostTensor tok =
+        rt::HostTensor::fromDoubles(rt::DType::I64, {1}, {double(token)});
+    rt::HostTensor at =
+        rt::HostTensor::fromDoubles(rt::DType::I64, {}, {double(pos)});
+    if (rt::Status st = rt::writeNpy(file("tokens.npy"), tok); !st)
+      return st.message();
+    if (rt::Status st = rt::writeNpy(file("pos.npy"), at); !st)
+      return st.message();
+    std::vector<std::string> args = {exe,
+                                     "--weights",
+                                     weights,
+                                     "--input",
+                                     "tokens=" + file("tokens.npy"),
+                                     "--input",
+                                     "pos=" + file("pos.npy"),
+                                     "--output",
+                                     "logits=" + file("logits.npy")};
+    for (int64_t l = 0; l < p.nLayers; ++l)
+      for (const char *kind : {"k", "v"}) {
+        std::string name = "layers." + std::to_string(l) + "." + kind;
+        args.push_back("--input");
+        args.push_back(name + "_cache=" + cacheFile(l, kind, parity));
+        args.push_back("--output");
+        args.push_back(name + "_cache_out=" + cacheFile(l, kind, !parity));
+      }
+    std::vector<llvm::StringRef> argv(args.begin(), args.end());
+    std::string error;
+    int rc =
+        llvm::sys::ExecuteAndWait(exe, argv, std::nullopt, {}, 0, 0, &error);
+    if (rc != 0)
+      return "the compiled model failed at position " + std::to_string(pos) +
+             (error.empty() ? "" : ": " + error);
+    parity = !parity;
+    rt::Result<rt::HostTensor> out = rt::readNpy(file("logits.npy"));
+    if (!out)
+      return out.message();
+    logits.resize(out->numElements());
+    for (int64_t i = 0; i < out->numElements(); ++i)
+      logits[i] = out->loadAsDouble(i);
+    return "";
+  }
+
+private:
+  std::string file(const std::string &name) const {
+    llvm::SmallString<128> path(dir);
+    llvm::sys::path::append(path, name);
+    return std::string(path);
+  }
+  std::string cacheFile(int64_t layer, const char *kind, bool which) const {
+    return file(std::string(kind) + "_cache_" + std::to_string(layer) +
+                (which ? "_b.npy" : "_a.npy"));
+  }
+
+  rt::LlamaParams p;
+  std::string dir, exe, weights;
+  bool parity = false;
+};
+} // namespace
+
 static int run(MLIRContext &ctx, const rt::LlamaCheckpoint &ckpt) {
   const rt::LlamaParams &p = ckpt.params;
-  // The hardware the run is for. Until the planner and code generator are
-  // wired in, every step executes on the reference interpreter; the
-  // description is still read and validated so a bad file fails early.
+  // The hardware the run is for: with --engine=compiled the model is
+  // compiled for it (one device for now).
   auto hw = ::tra::hw::loadHardware(hwSpec);
   if (!hw)
     return fail(llvm::toString(hw.takeError()));
@@ -180,24 +302,48 @@ static int run(MLIRContext &ctx, const rt::LlamaCheckpoint &ckpt) {
     args.push_back(f32Tensor(ctx, *t));
   }
 
+  std::unique_ptr<CompiledModel> compiled;
+  auto compileStart = std::chrono::steady_clock::now();
+  if (engine == Engine::Compiled) {
+    if (hw->numDevices() != 1)
+      return fail(hw->getName() + " has " + llvm::Twine(hw->numDevices()) +
+                  " devices: multi-device execution is not implemented yet; "
+                  "use a one-device hardware file or --engine=interpreter");
+    compiled = std::make_unique<CompiledModel>();
+    if (std::string e = compiled->init(ctx, ckpt, hw->getDevice(0).cores);
+        !e.empty())
+      return fail(e);
+    llvm::errs() << "tra-llama: compiled @forward in "
+                 << llvm::format("%.2f", std::chrono::duration<double>(
+                                             std::chrono::steady_clock::now() -
+                                             compileStart)
+                                             .count())
+                 << " s\n";
+  }
+
   SmallVector<int64_t> tokens(prompt.begin(), prompt.end());
-  std::vector<double> allLogits;
+  std::vector<double> allLogits, logits;
   auto start = std::chrono::steady_clock::now();
   for (int64_t pos = 0; pos < steps; ++pos) {
-    args[0].data[0] = double(tokens[pos]);
-    args[1].data[0] = double(pos);
-    FailureOr<SmallVector<InterpTensor>> results = interpret(forward, args);
-    if (failed(results))
-      return fail("step " + llvm::Twine(pos) + " failed");
-    const InterpTensor &logits = (*results)[0];
-    allLogits.insert(allLogits.end(), logits.data.begin(), logits.data.end());
-    for (int64_t l = 0; l < 2 * p.nLayers; ++l)
-      args[4 + l] = std::move((*results)[1 + l]);
+    if (compiled) {
+      if (std::string e = compiled->step(tokens[pos], pos, logits); !e.empty())
+        return fail(e);
+    } else {
+      args[0].data[0] = double(tokens[pos]);
+      args[1].data[0] = double(pos);
+      FailureOr<SmallVector<InterpTensor>> results = interpret(forward, args);
+      if (failed(results))
+        return fail("step " + llvm::Twine(pos) + " failed");
+      logits = (*results)[0].data;
+      for (int64_t l = 0; l < 2 * p.nLayers; ++l)
+        args[4 + l] = std::move((*results)[1 + l]);
+    }
+    allLogits.insert(allLogits.end(), logits.begin(), logits.end());
     if (pos + 1 < int64_t(tokens.size()))
       continue; // still in the prompt
     int64_t best = 0;
     for (int64_t v = 1; v < p.vocabSize; ++v)
-      if (logits.data[v] > logits.data[best])
+      if (logits[v] > logits[best])
         best = v;
     tokens.push_back(best);
   }
@@ -218,8 +364,10 @@ static int run(MLIRContext &ctx, const rt::LlamaCheckpoint &ckpt) {
   }
   llvm::errs() << "tra-llama: " << generated << " tokens in "
                << llvm::format("%.2f", seconds) << " s ("
-               << llvm::format("%.1f", generated / seconds)
-               << " tokens/s, reference interpreter)\n";
+               << llvm::format("%.1f", generated / seconds) << " tokens/s, "
+               << (compiled ? "compiled, one process per step"
+                            : "reference interpreter")
+               << ")\n";
   if (!logitsOut.empty()) {
     rt::Status status = rt::writeNpy(
         logitsOut,
