@@ -378,9 +378,8 @@ void printProfile(const TraExecProgram &program, std::vector<double> times,
     ops.push_back({ms, op});
     total += ms;
   }
-  std::sort(ops.begin(), ops.end(), [](const auto &x, const auto &y) {
-    return x.first > y.first;
-  });
+  std::sort(ops.begin(), ops.end(),
+            [](const auto &x, const auto &y) { return x.first > y.first; });
   for (const auto &[ms, op] : ops)
     std::fprintf(stderr, "profile: %10.3f ms %5.1f%%  %s\n", ms,
                  total > 0 ? 100.0 * ms / total : 0.0, program.opNames[op]);

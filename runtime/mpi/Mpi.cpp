@@ -46,7 +46,8 @@ void check(int rc, const char *what) {
   char text[MPI_MAX_ERROR_STRING];
   int len = 0;
   MPI_Error_string(rc, text, &len);
-  std::string message = std::string(what) + " failed: " + std::string(text, len);
+  std::string message =
+      std::string(what) + " failed: " + std::string(text, len);
   tra_mpi_fatal(message.c_str());
 }
 
@@ -73,10 +74,14 @@ MPI_Comm commFor(const int *ranks, int nranks) {
 
 MPI_Op mpiOp(int op) {
   switch (op) {
-  case TRA_MPI_SUM: return MPI_SUM;
-  case TRA_MPI_MAX: return MPI_MAX;
-  case TRA_MPI_MIN: return MPI_MIN;
-  case TRA_MPI_PROD: return MPI_PROD;
+  case TRA_MPI_SUM:
+    return MPI_SUM;
+  case TRA_MPI_MAX:
+    return MPI_MAX;
+  case TRA_MPI_MIN:
+    return MPI_MIN;
+  case TRA_MPI_PROD:
+    return MPI_PROD;
   }
   tra_mpi_fatal("unknown reduction");
   return MPI_SUM;

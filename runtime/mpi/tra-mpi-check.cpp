@@ -114,9 +114,8 @@ void killRank(int victim) {
   auto start = std::chrono::steady_clock::now();
   std::vector<float> x(1024, 1.0f);
   while (std::chrono::steady_clock::now() - start < std::chrono::seconds(60)) {
-    if (tra_mpi_rank() == victim &&
-        std::chrono::steady_clock::now() - start >
-            std::chrono::milliseconds(300))
+    if (tra_mpi_rank() == victim && std::chrono::steady_clock::now() - start >
+                                        std::chrono::milliseconds(300))
       std::raise(SIGKILL);
     tra_mpi_allreduce(x.data(), 1024, TRA_MPI_F32, TRA_MPI_MAX, nullptr, 0);
     std::this_thread::sleep_for(std::chrono::milliseconds(5));

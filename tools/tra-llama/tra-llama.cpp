@@ -299,7 +299,9 @@ static int run(MLIRContext &ctx, const rt::LlamaCheckpoint &ckpt) {
     const rt::HostTensor *t = ckpt.find(name);
     if (!t)
       return fail(checkpointPath + ": no tensor '" + name + "'");
-    args.push_back(f32Tensor(ctx, *t));
+    // Only the interpreter needs the weights as interpreter tensors.
+    if (engine == Engine::Interpreter)
+      args.push_back(f32Tensor(ctx, *t));
   }
 
   std::unique_ptr<CompiledModel> compiled;

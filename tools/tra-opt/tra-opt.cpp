@@ -30,9 +30,9 @@ int main(int argc, char **argv) {
   mlir::tra::registerTRAToLLVMPipeline();
 
   mlir::DialectRegistry registry;
-  registry.insert<mlir::tra::TRADialect, mlir::tra::plan::PlanDialect, mlir::arith::ArithDialect,
-                  mlir::func::FuncDialect, mlir::math::MathDialect,
-                  mlir::tensor::TensorDialect>();
+  registry.insert<mlir::tra::TRADialect, mlir::tra::plan::PlanDialect,
+                  mlir::arith::ArithDialect, mlir::func::FuncDialect,
+                  mlir::math::MathDialect, mlir::tensor::TensorDialect>();
   mlir::func::registerInlinerExtension(registry);
   mlir::tra::registerTRACodegenDialects(registry);
   return mlir::asMainReturnCode(

@@ -603,9 +603,9 @@ void mlir::tra::writeCHeader(const EntrySignature &signature,
 // Whole flow
 //===----------------------------------------------------------------------===//
 
-LogicalResult mlir::tra::compileToObject(ModuleOp module, StringRef output,
-                                         const CodegenOptions &options,
-                                         EntrySignature *signatureOut) {
+FailureOr<EntrySignature>
+mlir::tra::lowerEntryToLLVMDialect(ModuleOp module,
+                                   const CodegenOptions &options) {
   FailureOr<func::FuncOp> entry = findEntryFunction(module, options.entry);
   if (failed(entry))
     return failure();
@@ -614,6 +614,16 @@ LogicalResult mlir::tra::compileToObject(ModuleOp module, StringRef output,
     return failure();
   signature->symbol = (*entry).getName().str();
   if (failed(lowerToLLVMDialect(module, signature->symbol, options)))
+    return failure();
+  return signature;
+}
+
+LogicalResult mlir::tra::compileToObject(ModuleOp module, StringRef output,
+                                         const CodegenOptions &options,
+                                         EntrySignature *signatureOut) {
+  FailureOr<EntrySignature> signature =
+      lowerEntryToLLVMDialect(module, options);
+  if (failed(signature))
     return failure();
 
   llvm::LLVMContext context;

@@ -34,8 +34,8 @@ static std::string describeForProfile(Operation *op) {
   if (auto spec = op->getAttrOfType<StringAttr>("spec"))
     text += " \"" + spec.str() + "\"";
   if (auto loc = op->getLoc()->findInstanceOf<FileLineColLoc>())
-    text += " at " + llvm::sys::path::filename(loc.getFilename()).str() +
-            ":" + std::to_string(loc.getLine()) + ":" +
+    text += " at " + llvm::sys::path::filename(loc.getFilename()).str() + ":" +
+            std::to_string(loc.getLine()) + ":" +
             std::to_string(loc.getColumn());
   return text;
 }

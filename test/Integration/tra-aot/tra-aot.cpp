@@ -117,14 +117,9 @@ static LogicalResult run(ModuleOp module, const CodegenOptions &options) {
   case Emit::llvmIR:
     break;
   }
-  FailureOr<func::FuncOp> entry = findEntryFunction(module, options.entry);
-  if (failed(entry))
-    return failure();
-  FailureOr<EntrySignature> signature = getEntrySignature(*entry);
-  if (failed(signature) || failed(prefixModelSymbols(module)))
-    return failure();
-  signature->symbol = (*entry).getName().str();
-  if (failed(lowerToLLVMDialect(module, signature->symbol, options)))
+  FailureOr<EntrySignature> signature =
+      lowerEntryToLLVMDialect(module, options);
+  if (failed(signature))
     return failure();
   if (emit == Emit::llvmDialect)
     return writeOutput([&](llvm::raw_ostream &os) { module.print(os); });

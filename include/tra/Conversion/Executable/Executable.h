@@ -110,6 +110,12 @@ LogicalResult prefixModelSymbols(ModuleOp module);
 LogicalResult lowerToLLVMDialect(ModuleOp module, StringRef entry,
                                  const CodegenOptions &options);
 
+/// Finds the entry (`options.entry`), records its signature, prefixes the
+/// model symbols and lowers `module` to the LLVM dialect: the first half of
+/// every code generation path. The signature's `symbol` is the lowered name.
+FailureOr<EntrySignature>
+lowerEntryToLLVMDialect(ModuleOp module, const CodegenOptions &options);
+
 /// Translates `module` (in the LLVM dialect, the entry lowered with its C
 /// interface) to LLVM IR and adds the program descriptor
 /// `tra_exec_program` with a `run` function that calls the entry and

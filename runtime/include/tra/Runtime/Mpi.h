@@ -23,11 +23,19 @@ extern "C" {
 #endif
 
 /* Element types of payloads and reductions. */
-enum tra_mpi_dtype { TRA_MPI_F32 = 0, TRA_MPI_F16 = 1, TRA_MPI_BF16 = 2,
-                     TRA_MPI_I64 = 3 };
+enum tra_mpi_dtype {
+  TRA_MPI_F32 = 0,
+  TRA_MPI_F16 = 1,
+  TRA_MPI_BF16 = 2,
+  TRA_MPI_I64 = 3
+};
 /* Reductions. */
-enum tra_mpi_op { TRA_MPI_SUM = 0, TRA_MPI_MAX = 1, TRA_MPI_MIN = 2,
-                  TRA_MPI_PROD = 3 };
+enum tra_mpi_op {
+  TRA_MPI_SUM = 0,
+  TRA_MPI_MAX = 1,
+  TRA_MPI_MIN = 2,
+  TRA_MPI_PROD = 3
+};
 
 /* Initializes MPI (thread level FUNNELED), then checks on every rank that
  * the job has exactly `required_ranks` ranks (otherwise rank 0 prints the

@@ -69,7 +69,8 @@ typedef struct TraExecProgram {
   int64_t numThreads;
   /** Number of profiled ops (ids 0 .. numOps - 1 of the profiling calls). */
   int64_t numOps;
-  /** What each profiled op is, e.g. "tra.einsum \"ij,jk->ik\" at m.mlir:3:8". */
+  /** What each profiled op is, e.g. "tra.einsum \"ij,jk->ik\" at m.mlir:3:8".
+   */
   const char *const *opNames;
 } TraExecProgram;
 
