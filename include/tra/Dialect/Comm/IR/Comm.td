@@ -1,0 +1,155 @@
+//===- Comm.td - tra_comm dialect ---------------------------*- tablegen -*-===//
+//
+// Communication in per-rank programs: what a planned program's tile moves
+// become once it is split into one program per MPI rank.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TRA_DIALECT_COMM_IR_COMM_TD
+#define TRA_DIALECT_COMM_IR_COMM_TD
+
+include "mlir/IR/OpBase.td"
+include "mlir/IR/CommonAttrConstraints.td"
+include "mlir/IR/EnumAttr.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+def Comm_Dialect : Dialect {
+  let name = "tra_comm";
+  let cppNamespace = "::mlir::tra::comm";
+  let summary = "Tile moves between the ranks of a distributed program";
+  let description = [{
+    `tra-localize` turns a planned function (every value with a
+    `#tra_plan.dist`, tile moves explicit as `tra_plan` ops) into one function
+    per device: the program MPI rank `r` runs, on the tiles rank `r` holds.
+    Inside those functions the tile moves are the operations of this
+    dialect, on whole local tensors:
+
+    * `tra_comm.send` / `tra_comm.recv`: one tile region from one rank to
+      another (blocking; every rank issues its moves in one global order, so
+      blocking point-to-point moves cannot deadlock);
+    * `tra_comm.all_reduce`: combine the partial copies of a tile held by a
+      group of ranks; every member gets the result;
+    * `tra_comm.reduce_scatter`: combine them and leave member `j` with the
+      `j`-th slice along one dimension.
+
+    The operations bufferize (one-shot bufferization) straight to the
+    upstream `mpi` dialect where it can express them (`mpi.send`,
+    `mpi.recv`, `mpi.allreduce` on `MPI_COMM_WORLD` for f32/f64/integer
+    payloads) and to calls of the tra MPI runtime
+    (`runtime/include/tra/Runtime/Mpi.h`) for what it cannot: 16-bit float
+    and boolean payloads, all-reduces over a subset of the ranks (cached
+    sub-communicators), reduce-scatter.
+
+    A per-rank function carries `tra_comm.rank` (its rank) and
+    `tra_comm.num_ranks` (the ranks of the job).
+  }];
+  let extraClassDeclaration = [{
+    static constexpr ::llvm::StringLiteral kRankAttrName = "tra_comm.rank";
+    static constexpr ::llvm::StringLiteral kNumRanksAttrName =
+        "tra_comm.num_ranks";
+  }];
+}
+
+class Comm_Op<string mnemonic, list<Trait> traits = []>
+    : Op<Comm_Dialect, mnemonic, traits>;
+
+def Comm_ReductionAttr : I32EnumAttr<"ReductionKind",
+    "how partial tiles combine", [
+      I32EnumAttrCase<"sum", 0>, I32EnumAttrCase<"max", 1>,
+      I32EnumAttrCase<"min", 2>, I32EnumAttrCase<"prod", 3>]> {
+  let cppNamespace = "::mlir::tra::comm";
+}
+
+// Every op here moves data between processes: they have effects on a
+// resource shared by all of them so that no pass reorders, merges or drops
+// them.
+def Comm_Network : Resource<"::mlir::tra::comm::NetworkResource">;
+
+def Comm_SendOp : Comm_Op<"send", [
+    MemoryEffects<[MemRead<Comm_Network>, MemWrite<Comm_Network>]>]> {
+  let summary = "send a tile to another rank";
+  let description = [{
+    Sends the whole of `input` to rank `peer` with message tag `tag`; the
+    receiving rank has a matching `tra_comm.recv` of the same type.
+
+    ```mlir
+    tra_comm.send %tile to 3 tag 7 : tensor<4x16xf32>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$input,
+                       ConfinedAttr<I32Attr, [IntNonNegative]>:$peer,
+                       ConfinedAttr<I32Attr, [IntNonNegative]>:$tag);
+  let assemblyFormat = [{
+    $input `to` $peer `tag` $tag attr-dict `:` type($input)
+  }];
+  let hasVerifier = 1;
+}
+
+def Comm_RecvOp : Comm_Op<"recv", [
+    MemoryEffects<[MemRead<Comm_Network>, MemWrite<Comm_Network>]>]> {
+  let summary = "receive a tile from another rank";
+  let description = [{
+    Receives a tensor of the result type from rank `peer`, sent with tag
+    `tag`.
+
+    ```mlir
+    %t = tra_comm.recv from 0 tag 7 : tensor<4x16xf32>
+    ```
+  }];
+  let arguments = (ins ConfinedAttr<I32Attr, [IntNonNegative]>:$peer,
+                       ConfinedAttr<I32Attr, [IntNonNegative]>:$tag);
+  let results = (outs AnyStaticShapeTensor:$result);
+  let assemblyFormat = [{
+    `from` $peer `tag` $tag attr-dict `:` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Comm_AllReduceOp : Comm_Op<"all_reduce", [
+    MemoryEffects<[MemRead<Comm_Network>, MemWrite<Comm_Network>]>,
+    AllTypesMatch<["input", "result"]>]> {
+  let summary = "combine partial tiles held by a group of ranks";
+  let description = [{
+    Every rank of `ranks` (sorted, the calling rank among them) holds a
+    partial aggregate of one tile; each gets the combination (`kind`) of
+    all of them.
+
+    ```mlir
+    %r = tra_comm.all_reduce sum %p ranks [0, 1, 2, 3] : tensor<4x16xf32>
+    ```
+  }];
+  let arguments = (ins AnyStaticShapeTensor:$input, Comm_ReductionAttr:$kind,
+                       DenseI32ArrayAttr:$ranks);
+  let results = (outs AnyStaticShapeTensor:$result);
+  let assemblyFormat = [{
+    $kind $input `ranks` $ranks attr-dict `:` type($input)
+  }];
+  let hasVerifier = 1;
+}
+
+def Comm_ReduceScatterOp : Comm_Op<"reduce_scatter", [
+    MemoryEffects<[MemRead<Comm_Network>, MemWrite<Comm_Network>]>]> {
+  let summary = "combine partial tiles; each rank keeps one slice";
+  let description = [{
+    Every rank of `ranks` holds a partial aggregate of one tile; the `j`-th
+    rank of `ranks` gets slice `j` of the combined tile along dimension
+    `dim`, `sizes[j]` elements thick (the slices follow one another and
+    cover the dimension).
+
+    ```mlir
+    %s = tra_comm.reduce_scatter sum %p dim 0 ranks [0, 1] sizes [2, 2]
+        : tensor<4x16xf32> -> tensor<2x16xf32>
+    ```
+  }];
+  let arguments = (ins AnyStaticShapeTensor:$input, Comm_ReductionAttr:$kind,
+                       ConfinedAttr<I64Attr, [IntNonNegative]>:$dim,
+                       DenseI32ArrayAttr:$ranks, DenseI64ArrayAttr:$sizes);
+  let results = (outs AnyStaticShapeTensor:$result);
+  let assemblyFormat = [{
+    $kind $input `dim` $dim `ranks` $ranks `sizes` $sizes attr-dict `:`
+    type($input) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+#endif // TRA_DIALECT_COMM_IR_COMM_TD

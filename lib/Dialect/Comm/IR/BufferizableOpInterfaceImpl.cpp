@@ -1,0 +1,494 @@
+//===- BufferizableOpInterfaceImpl.cpp - Bufferization of tra_comm --------===//
+//
+// One-shot bufferization of the tra_comm ops. Each op bufferizes directly to
+// the code that moves its bytes:
+//
+//  - sends, receives and world-wide all-reduces of f32/f64/integer payloads
+//    become the upstream `mpi` dialect ops (`mpi.send`, `mpi.recv`,
+//    `mpi.allreduce` on `mpi.comm_world`), lowered to MPI calls later;
+//  - what the mpi dialect of LLVM 22 cannot express goes to the tra MPI
+//    runtime (runtime/include/tra/Runtime/Mpi.h): 16-bit float and boolean
+//    payloads (`tra_mpi_send` / `tra_mpi_recv` of bytes, `tra_mpi_allreduce`
+//    reducing in f32), all-reduces over a subset of the ranks (its cached
+//    sub-communicators) and reduce-scatter (`tra_mpi_reduce_scatter`).
+//
+// MPI reads and writes contiguous 1-D buffers: strided operands are copied
+// to a contiguous buffer first; reduce-scatter packs its slices one after
+// another when they are not contiguous already.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tra/Dialect/Comm/IR/Comm.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/BufferizableOpInterface.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/DLTI/DLTI.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/MPI/IR/MPI.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/DialectRegistry.h"
+
+using namespace mlir;
+using namespace mlir::bufferization;
+using namespace mlir::tra::comm;
+
+namespace {
+
+/// The element type codes of runtime/include/tra/Runtime/Mpi.h.
+enum RuntimeDType { kF32 = 0, kF16 = 1, kBF16 = 2, kI64 = 3 };
+
+/// Whether the mpi dialect's lowering handles `type` as an MPI datatype.
+bool hasMPIDatatype(Type type) {
+  if (type.isF32() || type.isF64())
+    return true;
+  auto integer = dyn_cast<IntegerType>(type);
+  return integer && llvm::is_contained({8u, 16u, 32u, 64u}, integer.getWidth());
+}
+
+/// Bytes one element of `type` occupies in memory.
+int64_t elementBytes(Type type) {
+  if (type.isInteger(1))
+    return 1;
+  return (type.getIntOrFloatBitWidth() + 7) / 8;
+}
+
+Value i32Constant(OpBuilder &b, Location loc, int64_t value) {
+  return arith::ConstantIntOp::create(b, loc, b.getI32Type(), value);
+}
+Value i64Constant(OpBuilder &b, Location loc, int64_t value) {
+  return arith::ConstantIntOp::create(b, loc, b.getI64Type(), value);
+}
+
+/// A fresh buffer of the shape and element type of `type`.
+Value allocate(OpBuilder &b, Location loc, ShapedType type) {
+  return memref::AllocOp::create(
+      b, loc, MemRefType::get(type.getShape(), type.getElementType()));
+}
+
+/// `buffer` itself if it has the identity layout, else a contiguous copy.
+Value contiguous(OpBuilder &b, Location loc, Value buffer) {
+  auto type = cast<MemRefType>(buffer.getType());
+  if (type.getLayout().isIdentity())
+    return buffer;
+  Value copy = allocate(b, loc, type);
+  memref::CopyOp::create(b, loc, buffer, copy);
+  return copy;
+}
+
+/// A 1-D view of the contiguous `buffer` (the mpi dialect's lowering takes
+/// the element count from the first dimension).
+Value flatten(OpBuilder &b, Location loc, Value buffer) {
+  auto type = cast<MemRefType>(buffer.getType());
+  if (type.getRank() == 1)
+    return buffer;
+  if (type.getRank() == 0)
+    return memref::ExpandShapeOp::create(
+        b, loc, MemRefType::get({1}, type.getElementType()), buffer,
+        ArrayRef<ReassociationIndices>{}, ArrayRef<OpFoldResult>{});
+  ReassociationIndices all;
+  for (int64_t d = 0; d < type.getRank(); ++d)
+    all.push_back(d);
+  return memref::CollapseShapeOp::create(b, loc, buffer,
+                                         ArrayRef<ReassociationIndices>{all});
+}
+
+/// The address of the first element of `buffer` as an LLVM pointer.
+Value elementPointer(OpBuilder &b, Location loc, Value buffer) {
+  auto type = cast<MemRefType>(buffer.getType());
+  auto metadata = memref::ExtractStridedMetadataOp::create(b, loc, buffer);
+  Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, buffer);
+  Value size = arith::ConstantIndexOp::create(
+      b, loc, elementBytes(type.getElementType()));
+  Value offset = arith::MulIOp::create(b, loc, metadata.getOffset(), size);
+  Value address = arith::AddIOp::create(b, loc, base, offset);
+  Value asInt = arith::IndexCastOp::create(b, loc, b.getI64Type(), address);
+  return LLVM::IntToPtrOp::create(
+      b, loc, LLVM::LLVMPointerType::get(b.getContext()), asInt);
+}
+
+/// Declares runtime function `name` of `type` in the module of `op` (or
+/// checks an existing declaration).
+FailureOr<func::FuncOp> getRuntimeFunction(Operation *op, StringRef name,
+                                           FunctionType type) {
+  auto module = op->getParentOfType<ModuleOp>();
+  if (Operation *existing = SymbolTable::lookupSymbolIn(module, name)) {
+    auto func = dyn_cast<func::FuncOp>(existing);
+    if (!func || func.getFunctionType() != type)
+      return existing->emitError("symbol '")
+             << name << "' is reserved for the tra MPI runtime";
+    return func;
+  }
+  OpBuilder b = OpBuilder::atBlockBegin(module.getBody());
+  auto func = func::FuncOp::create(b, op->getLoc(), name, type);
+  func.setPrivate();
+  return func;
+}
+
+/// Calls runtime function `name` with `args` (no results).
+LogicalResult callRuntime(OpBuilder &b, Operation *op, StringRef name,
+                          ValueRange args) {
+  SmallVector<Type> types;
+  for (Value arg : args)
+    types.push_back(arg.getType());
+  FailureOr<func::FuncOp> callee =
+      getRuntimeFunction(op, name, b.getFunctionType(types, {}));
+  if (failed(callee))
+    return failure();
+  func::CallOp::create(b, op->getLoc(), *callee, args);
+  return success();
+}
+
+/// A pointer to a constant array of `values` (a private memref.global).
+Value constantArray(OpBuilder &b, Operation *op, Type elementType,
+                    ArrayRef<int64_t> values) {
+  auto module = op->getParentOfType<ModuleOp>();
+  auto type = MemRefType::get({int64_t(values.size())}, elementType);
+  SmallVector<Attribute> elements;
+  for (int64_t v : values)
+    elements.push_back(b.getIntegerAttr(elementType, v));
+  auto init =
+      DenseElementsAttr::get(RankedTensorType::get(type.getShape(), elementType),
+                             elements);
+  // Reuse an equal global.
+  memref::GlobalOp global;
+  for (auto existing : module.getOps<memref::GlobalOp>())
+    if (existing.getType() == type && existing.getConstant() &&
+        existing.getInitialValueAttr() == init &&
+        existing.getSymName().starts_with("tra_comm."))
+      global = existing;
+  if (!global) {
+    std::string name;
+    for (unsigned n = 0;; ++n) {
+      name = "tra_comm.array" + std::to_string(n);
+      if (!SymbolTable::lookupSymbolIn(module, name))
+        break;
+    }
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(module.getBody());
+    global = memref::GlobalOp::create(
+        b, op->getLoc(), name, b.getStringAttr("private"), type, init,
+        /*constant=*/true, /*alignment=*/nullptr);
+  }
+  Value ref = memref::GetGlobalOp::create(b, op->getLoc(), type,
+                                          global.getSymName());
+  return elementPointer(b, op->getLoc(), ref);
+}
+
+/// Runtime code of a reduction kind (tra_mpi_op).
+int64_t runtimeOp(ReductionKind kind) { return int64_t(kind); }
+
+mpi::MPI_ReductionOpEnum mpiOp(ReductionKind kind) {
+  switch (kind) {
+  case ReductionKind::sum:
+    return mpi::MPI_ReductionOpEnum::MPI_SUM;
+  case ReductionKind::max:
+    return mpi::MPI_ReductionOpEnum::MPI_MAX;
+  case ReductionKind::min:
+    return mpi::MPI_ReductionOpEnum::MPI_MIN;
+  case ReductionKind::prod:
+    return mpi::MPI_ReductionOpEnum::MPI_PROD;
+  }
+  llvm_unreachable("unknown reduction");
+}
+
+/// Runtime element type of a collective's payload, if it has one.
+std::optional<int64_t> runtimeDType(Type type) {
+  if (type.isF32())
+    return kF32;
+  if (type.isF16())
+    return kF16;
+  if (type.isBF16())
+    return kBF16;
+  if (type.isInteger(64))
+    return kI64;
+  return std::nullopt;
+}
+
+/// The number of ranks of the job running the function around `op`.
+std::optional<int64_t> jobSize(Operation *op) {
+  auto func = op->getParentOfType<FunctionOpInterface>();
+  if (!func)
+    return std::nullopt;
+  if (auto size =
+          func->getAttrOfType<IntegerAttr>(CommDialect::kNumRanksAttrName))
+    return size.getInt();
+  return std::nullopt;
+}
+
+/// Common parts of the models: results are new allocations with the
+/// identity layout; operands are only read.
+template <typename ConcreteModel, typename ConcreteOp>
+struct CommOpModel
+    : public BufferizableOpInterface::ExternalModel<ConcreteModel,
+                                                    ConcreteOp> {
+  bool bufferizesToAllocation(Operation *, Value) const { return true; }
+  bool bufferizesToMemoryRead(Operation *, OpOperand &,
+                              const AnalysisState &) const {
+    return true;
+  }
+  bool bufferizesToMemoryWrite(Operation *, OpOperand &,
+                               const AnalysisState &) const {
+    return false;
+  }
+  AliasingValueList getAliasingValues(Operation *, OpOperand &,
+                                      const AnalysisState &) const {
+    return {};
+  }
+  FailureOr<BufferLikeType>
+  getBufferType(Operation *, Value value, const BufferizationOptions &,
+                const BufferizationState &, SmallVector<Value> &) const {
+    auto type = cast<RankedTensorType>(value.getType());
+    return cast<BufferLikeType>(
+        MemRefType::get(type.getShape(), type.getElementType()));
+  }
+};
+
+struct SendOpModel : public CommOpModel<SendOpModel, SendOp> {
+  LogicalResult bufferize(Operation *op, RewriterBase &rewriter,
+                          const BufferizationOptions &options,
+                          BufferizationState &state) const {
+    auto send = cast<SendOp>(op);
+    Location loc = op->getLoc();
+    FailureOr<Value> buffer =
+        getBuffer(rewriter, send.getInput(), options, state);
+    if (failed(buffer))
+      return failure();
+    Value data = contiguous(rewriter, loc, *buffer);
+    Type element = send.getInput().getType().getElementType();
+    if (hasMPIDatatype(element)) {
+      Value comm = mpi::CommWorldOp::create(rewriter, loc,
+                                            mpi::CommType::get(op->getContext()));
+      mpi::SendOp::create(rewriter, loc, TypeRange{},
+                          flatten(rewriter, loc, data),
+                          i32Constant(rewriter, loc, send.getTag()),
+                          i32Constant(rewriter, loc, send.getPeer()), comm);
+    } else {
+      int64_t bytes = send.getInput().getType().getNumElements() *
+                      elementBytes(element);
+      if (failed(callRuntime(rewriter, op, "tra_mpi_send",
+                             {elementPointer(rewriter, loc, data),
+                              i64Constant(rewriter, loc, bytes),
+                              i32Constant(rewriter, loc, send.getPeer()),
+                              i32Constant(rewriter, loc, send.getTag())})))
+        return failure();
+    }
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+struct RecvOpModel : public CommOpModel<RecvOpModel, RecvOp> {
+  LogicalResult bufferize(Operation *op, RewriterBase &rewriter,
+                          const BufferizationOptions &,
+                          BufferizationState &) const {
+    auto recv = cast<RecvOp>(op);
+    Location loc = op->getLoc();
+    auto type = recv.getResult().getType();
+    Value data = allocate(rewriter, loc, type);
+    Type element = type.getElementType();
+    if (hasMPIDatatype(element)) {
+      Value comm = mpi::CommWorldOp::create(rewriter, loc,
+                                            mpi::CommType::get(op->getContext()));
+      mpi::RecvOp::create(rewriter, loc, TypeRange{},
+                          flatten(rewriter, loc, data),
+                          i32Constant(rewriter, loc, recv.getTag()),
+                          i32Constant(rewriter, loc, recv.getPeer()), comm);
+    } else {
+      int64_t bytes = type.getNumElements() * elementBytes(element);
+      if (failed(callRuntime(rewriter, op, "tra_mpi_recv",
+                             {elementPointer(rewriter, loc, data),
+                              i64Constant(rewriter, loc, bytes),
+                              i32Constant(rewriter, loc, recv.getPeer()),
+                              i32Constant(rewriter, loc, recv.getTag())})))
+        return failure();
+    }
+    replaceOpWithBufferizedValues(rewriter, op, data);
+    return success();
+  }
+};
+
+struct AllReduceOpModel : public CommOpModel<AllReduceOpModel, AllReduceOp> {
+  LogicalResult bufferize(Operation *op, RewriterBase &rewriter,
+                          const BufferizationOptions &options,
+                          BufferizationState &state) const {
+    auto reduce = cast<AllReduceOp>(op);
+    Location loc = op->getLoc();
+    FailureOr<Value> buffer =
+        getBuffer(rewriter, reduce.getInput(), options, state);
+    if (failed(buffer))
+      return failure();
+    auto type = reduce.getResult().getType();
+    Type element = type.getElementType();
+    Value result = allocate(rewriter, loc, type);
+    ArrayRef<int32_t> ranks = reduce.getRanks();
+    std::optional<int64_t> size = jobSize(op);
+    bool world = size && int64_t(ranks.size()) == *size;
+    if (world && (element.isF32() || element.isF64() ||
+                  element.isInteger(32) || element.isInteger(64))) {
+      Value comm = mpi::CommWorldOp::create(rewriter, loc,
+                                            mpi::CommType::get(op->getContext()));
+      mpi::AllReduceOp::create(
+          rewriter, loc, TypeRange{},
+          flatten(rewriter, loc, contiguous(rewriter, loc, *buffer)),
+          flatten(rewriter, loc, result), mpiOp(reduce.getKind()), comm);
+    } else {
+      std::optional<int64_t> dtype = runtimeDType(element);
+      if (!dtype)
+        return op->emitOpError("cannot reduce elements of type ") << element;
+      memref::CopyOp::create(rewriter, loc, *buffer, result);
+      SmallVector<int64_t> members(ranks.begin(), ranks.end());
+      if (failed(callRuntime(
+              rewriter, op, "tra_mpi_allreduce",
+              {elementPointer(rewriter, loc, result),
+               i64Constant(rewriter, loc, type.getNumElements()),
+               i32Constant(rewriter, loc, *dtype),
+               i32Constant(rewriter, loc, runtimeOp(reduce.getKind())),
+               constantArray(rewriter, op, rewriter.getI32Type(), members),
+               i32Constant(rewriter, loc, ranks.size())})))
+        return failure();
+    }
+    replaceOpWithBufferizedValues(rewriter, op, result);
+    return success();
+  }
+};
+
+struct ReduceScatterOpModel
+    : public CommOpModel<ReduceScatterOpModel, ReduceScatterOp> {
+  LogicalResult bufferize(Operation *op, RewriterBase &rewriter,
+                          const BufferizationOptions &options,
+                          BufferizationState &state) const {
+    auto scatter = cast<ReduceScatterOp>(op);
+    Location loc = op->getLoc();
+    FailureOr<Value> buffer =
+        getBuffer(rewriter, scatter.getInput(), options, state);
+    if (failed(buffer))
+      return failure();
+    auto inputType = scatter.getInput().getType();
+    auto type = scatter.getResult().getType();
+    Type element = type.getElementType();
+    std::optional<int64_t> dtype = runtimeDType(element);
+    if (!dtype)
+      return op->emitOpError("cannot reduce elements of type ") << element;
+    int64_t dim = scatter.getDim();
+    ArrayRef<int64_t> shape = inputType.getShape();
+    // Elements per slice: the slice thickness times the other dimensions.
+    int64_t inner = 1;
+    for (int64_t d = 0; d < inputType.getRank(); ++d)
+      if (d != dim)
+        inner *= shape[d];
+    SmallVector<int64_t> counts;
+    for (int64_t size : scatter.getSizes())
+      counts.push_back(size * inner);
+    // Slices along `dim` follow one another in memory only when every
+    // dimension before it has one element; otherwise pack them.
+    bool packed = llvm::all_of(shape.take_front(dim),
+                               [](int64_t n) { return n == 1; });
+    Value send;
+    if (packed) {
+      send = contiguous(rewriter, loc, *buffer);
+    } else {
+      auto flatType = MemRefType::get({inputType.getNumElements()}, element);
+      send = memref::AllocOp::create(rewriter, loc, flatType);
+      int64_t start = 0, offset = 0;
+      for (int64_t size : scatter.getSizes()) {
+        SmallVector<int64_t> sliceShape(shape);
+        sliceShape[dim] = size;
+        SmallVector<OpFoldResult> offsets(shape.size(),
+                                          rewriter.getIndexAttr(0));
+        offsets[dim] = rewriter.getIndexAttr(start);
+        SmallVector<OpFoldResult> sizes, strides(shape.size(),
+                                                 rewriter.getIndexAttr(1));
+        for (int64_t n : sliceShape)
+          sizes.push_back(rewriter.getIndexAttr(n));
+        Value source = memref::SubViewOp::create(rewriter, loc, *buffer,
+                                                 offsets, sizes, strides);
+        int64_t elements = size * inner;
+        Value part = memref::SubViewOp::create(
+            rewriter, loc, send, ArrayRef<OpFoldResult>{rewriter.getIndexAttr(offset)},
+            ArrayRef<OpFoldResult>{rewriter.getIndexAttr(elements)},
+            ArrayRef<OpFoldResult>{rewriter.getIndexAttr(1)});
+        // View the packed part with the slice's shape.
+        SmallVector<int64_t> partStrides(sliceShape.size(), 1);
+        for (int64_t d = int64_t(sliceShape.size()) - 2; d >= 0; --d)
+          partStrides[d] = partStrides[d + 1] * sliceShape[d + 1];
+        auto viewType = MemRefType::get(
+            sliceShape, element,
+            StridedLayoutAttr::get(op->getContext(), offset, partStrides));
+        Value view = memref::ReinterpretCastOp::create(
+            rewriter, loc, viewType, part, offset, sliceShape, partStrides);
+        if (elements)
+          memref::CopyOp::create(rewriter, loc, source, view);
+        start += size;
+        offset += elements;
+      }
+    }
+    Value result = allocate(rewriter, loc, type);
+    SmallVector<int64_t> members(scatter.getRanks().begin(),
+                                 scatter.getRanks().end());
+    if (failed(callRuntime(
+            rewriter, op, "tra_mpi_reduce_scatter",
+            {elementPointer(rewriter, loc, send),
+             elementPointer(rewriter, loc, result),
+             constantArray(rewriter, op, rewriter.getI64Type(), counts),
+             i32Constant(rewriter, loc, *dtype),
+             i32Constant(rewriter, loc, runtimeOp(scatter.getKind())),
+             constantArray(rewriter, op, rewriter.getI32Type(), members),
+             i32Constant(rewriter, loc, members.size())})))
+      return failure();
+    replaceOpWithBufferizedValues(rewriter, op, result);
+    return success();
+  }
+};
+
+/// Memory effects of the upstream mpi ops on their buffers, which LLVM 22
+/// does not declare: without them, buffer deallocation (which runs after
+/// bufferization) rejects the ops as having unknown effects. Each op also
+/// reads and writes the network, which keeps them in order.
+template <typename Op>
+struct MPIEffectsModel
+    : public MemoryEffectOpInterface::ExternalModel<MPIEffectsModel<Op>, Op> {
+  void getEffects(
+      Operation *op,
+      SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
+          &effects) const {
+    auto network = NetworkResource::get();
+    effects.emplace_back(MemoryEffects::Read::get(), network);
+    effects.emplace_back(MemoryEffects::Write::get(), network);
+    for (OpOperand &operand : op->getOpOperands()) {
+      if (!isa<MemRefType>(operand.get().getType()))
+        continue;
+      // mpi.recv writes its buffer; mpi.allreduce writes the second
+      // (receive) buffer; everything else is read.
+      bool writes = isa<mpi::RecvOp>(op) ||
+                    (isa<mpi::AllReduceOp>(op) &&
+                     operand.getOperandNumber() == 1);
+      if (writes)
+        effects.emplace_back(MemoryEffects::Write::get(), &operand);
+      else
+        effects.emplace_back(MemoryEffects::Read::get(), &operand);
+    }
+  }
+};
+
+} // namespace
+
+void mlir::tra::comm::registerBufferizableOpInterfaceExternalModels(
+    DialectRegistry &registry) {
+  registry.addExtension(+[](MLIRContext *ctx, CommDialect *) {
+    ctx->loadDialect<arith::ArithDialect, func::FuncDialect, LLVM::LLVMDialect,
+                     memref::MemRefDialect, mpi::MPIDialect>();
+    SendOp::attachInterface<SendOpModel>(*ctx);
+    RecvOp::attachInterface<RecvOpModel>(*ctx);
+    AllReduceOp::attachInterface<AllReduceOpModel>(*ctx);
+    ReduceScatterOp::attachInterface<ReduceScatterOpModel>(*ctx);
+  });
+  registry.addExtension(+[](MLIRContext *ctx, mpi::MPIDialect *) {
+    mpi::SendOp::attachInterface<MPIEffectsModel<mpi::SendOp>>(*ctx);
+    mpi::RecvOp::attachInterface<MPIEffectsModel<mpi::RecvOp>>(*ctx);
+    mpi::AllReduceOp::attachInterface<MPIEffectsModel<mpi::AllReduceOp>>(
+        *ctx);
+  });
+}

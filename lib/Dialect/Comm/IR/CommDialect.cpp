@@ -1,0 +1,120 @@
+//===- CommDialect.cpp - tra_comm dialect ---------------------------------===//
+
+#include "tra/Dialect/Comm/IR/Comm.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/DialectImplementation.h"
+#include "llvm/ADT/STLExtras.h"
+
+using namespace mlir;
+using namespace mlir::tra::comm;
+
+#include "tra/Dialect/Comm/IR/CommDialect.cpp.inc"
+#include "tra/Dialect/Comm/IR/CommEnums.cpp.inc"
+
+#define GET_OP_CLASSES
+#include "tra/Dialect/Comm/IR/CommOps.cpp.inc"
+
+void CommDialect::initialize() {
+  addOperations<
+#define GET_OP_LIST
+#include "tra/Dialect/Comm/IR/CommOps.cpp.inc"
+      >();
+}
+
+/// The rank and job size of the per-rank function around `op`, if known.
+static std::pair<std::optional<int64_t>, std::optional<int64_t>>
+getRankInfo(Operation *op) {
+  std::pair<std::optional<int64_t>, std::optional<int64_t>> info;
+  auto func = op->getParentOfType<FunctionOpInterface>();
+  if (!func)
+    return info;
+  if (auto rank = func->getAttrOfType<IntegerAttr>(CommDialect::kRankAttrName))
+    info.first = rank.getInt();
+  if (auto size =
+          func->getAttrOfType<IntegerAttr>(CommDialect::kNumRanksAttrName))
+    info.second = size.getInt();
+  return info;
+}
+
+/// Checks a peer rank against the enclosing per-rank function.
+static LogicalResult verifyPeer(Operation *op, int64_t peer) {
+  auto [rank, size] = getRankInfo(op);
+  if (rank && peer == *rank)
+    return op->emitOpError("rank ") << peer << " cannot move a tile to itself";
+  if (size && peer >= *size)
+    return op->emitOpError("peer ")
+           << peer << " is not a rank of the job (" << *size << " ranks)";
+  return success();
+}
+
+LogicalResult SendOp::verify() { return verifyPeer(*this, getPeer()); }
+LogicalResult RecvOp::verify() { return verifyPeer(*this, getPeer()); }
+
+/// Checks a group: sorted, distinct, in range, holding the calling rank.
+static LogicalResult verifyGroup(Operation *op, ArrayRef<int32_t> ranks) {
+  if (ranks.size() < 2)
+    return op->emitOpError("needs a group of at least 2 ranks, got ")
+           << ranks.size();
+  for (size_t i = 0; i < ranks.size(); ++i) {
+    if (ranks[i] < 0)
+      return op->emitOpError("rank ") << ranks[i] << " is negative";
+    if (i && ranks[i] <= ranks[i - 1])
+      return op->emitOpError("ranks must be sorted and distinct");
+  }
+  auto [rank, size] = getRankInfo(op);
+  if (size && ranks.back() >= *size)
+    return op->emitOpError("rank ")
+           << ranks.back() << " is not a rank of the job (" << *size
+           << " ranks)";
+  if (rank && !llvm::is_contained(ranks, *rank))
+    return op->emitOpError("rank ")
+           << *rank << " runs a collective of a group it is not part of";
+  return success();
+}
+
+LogicalResult AllReduceOp::verify() { return verifyGroup(*this, getRanks()); }
+
+LogicalResult ReduceScatterOp::verify() {
+  if (failed(verifyGroup(*this, getRanks())))
+    return failure();
+  auto input = cast<RankedTensorType>(getInput().getType());
+  auto result = cast<RankedTensorType>(getResult().getType());
+  int64_t dim = getDim();
+  if (dim >= input.getRank())
+    return emitOpError("dimension ")
+           << dim << " is out of range for a tensor of rank "
+           << input.getRank();
+  if (input.getElementType() != result.getElementType() ||
+      input.getRank() != result.getRank())
+    return emitOpError("result must have the input's element type and rank");
+  for (int64_t d = 0; d < input.getRank(); ++d)
+    if (d != dim && input.getDimSize(d) != result.getDimSize(d))
+      return emitOpError("result dimension ")
+             << d << " is " << result.getDimSize(d) << ", expected "
+             << input.getDimSize(d) << " (only dimension " << dim
+             << " is scattered)";
+  ArrayRef<int64_t> sizes = getSizes();
+  if (sizes.size() != getRanks().size())
+    return emitOpError("has ") << sizes.size() << " slice sizes for "
+                               << getRanks().size() << " ranks";
+  int64_t total = 0;
+  for (int64_t size : sizes) {
+    if (size < 0)
+      return emitOpError("slice sizes must be non-negative");
+    total += size;
+  }
+  if (total != input.getDimSize(dim))
+    return emitOpError("slice sizes add up to ")
+           << total << ", dimension " << dim << " has "
+           << input.getDimSize(dim);
+  if (auto rank = getRankInfo(*this).first) {
+    int64_t j = llvm::find(getRanks(), *rank) - getRanks().begin();
+    if (result.getDimSize(dim) != sizes[j])
+      return emitOpError("rank ")
+             << *rank << " keeps slice " << j << " of " << sizes[j]
+             << " elements, but the result has " << result.getDimSize(dim);
+  }
+  return success();
+}

@@ -1,0 +1,24 @@
+// RUN: tra-opt %s | tra-opt | FileCheck %s
+// RUN: tra-opt %s --mlir-print-op-generic | tra-opt | FileCheck %s
+
+// CHECK-LABEL: func.func @moves
+func.func @moves(%t: tensor<4x16xf32>) -> (tensor<4x16xf32>, tensor<4x16xf32>, tensor<2x16xf32>)
+    attributes {tra_comm.rank = 1 : i64, tra_comm.num_ranks = 4 : i64} {
+  // CHECK: tra_comm.send %{{.*}} to 3 tag 7 : tensor<4x16xf32>
+  tra_comm.send %t to 3 tag 7 : tensor<4x16xf32>
+  // CHECK: tra_comm.recv from 0 tag 7 : tensor<4x16xf32>
+  %r = tra_comm.recv from 0 tag 7 : tensor<4x16xf32>
+  // CHECK: tra_comm.all_reduce sum %{{.*}} ranks [0, 1, 2, 3] : tensor<4x16xf32>
+  %a = tra_comm.all_reduce sum %r ranks [0, 1, 2, 3] : tensor<4x16xf32>
+  // CHECK: tra_comm.reduce_scatter max %{{.*}} dim 0 ranks [0, 1] sizes [2, 2] : tensor<4x16xf32> -> tensor<2x16xf32>
+  %s = tra_comm.reduce_scatter max %a dim 0 ranks [0, 1] sizes [2, 2] : tensor<4x16xf32> -> tensor<2x16xf32>
+  return %r, %a, %s : tensor<4x16xf32>, tensor<4x16xf32>, tensor<2x16xf32>
+}
+
+// Outside a per-rank function the ranks are not checked against a job.
+// CHECK-LABEL: func.func @anywhere
+func.func @anywhere(%t: tensor<f32>) -> tensor<f32> {
+  // CHECK: tra_comm.all_reduce prod
+  %a = tra_comm.all_reduce prod %t ranks [5, 9] : tensor<f32>
+  return %a : tensor<f32>
+}
