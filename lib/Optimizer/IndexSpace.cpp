@@ -205,11 +205,13 @@ static IndexSpace getGatherSpace(GatherOp op) {
   return space;
 }
 
-/// update_slice writes in place: the result is cut like `dest`; the update
-/// goes to every tile along `dim` because the position is known only at run
-/// time.
+/// update_slice writes in place: the result is cut like `dest`, except
+/// along `dim`: the position is known only at run time, so which tile the
+/// update lands in is too (the per-rank code of a split `dim` would need
+/// run-time masking; KV caches are split by heads instead).
 static IndexSpace getUpdateSliceSpace(UpdateSliceOp op) {
   IndexSpace space = makeDenseSpace(shapeOf(op.getDest()));
+  space.splittable[op.getDim()] = false;
   SmallVector<DimRef, 4> updateRefs = identityRefs(space.extents.size());
   updateRefs[op.getDim()] = {-1, 1};
   addOperand(space, op.getUpdate(), updateRefs);

@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "tra/Conversion/Distribute/Distribute.h"
 #include "tra/Conversion/Passes.h"
 #include "tra/Conversion/Pipeline/Pipeline.h"
 #include "tra/Dialect/TRA/IR/TRADialect.h"
@@ -12,6 +13,7 @@
 #include "tra/Optimizer/PlanDialect.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/Func/Extensions/InlinerExtension.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -28,6 +30,8 @@ int main(int argc, char **argv) {
   mlir::tra::registerTRAConversionPasses();
   mlir::tra::registerOptimizerPasses();
   mlir::tra::registerTRAToLLVMPipeline();
+  mlir::tra::registerTRADistributePasses();
+  mlir::bufferization::registerOneShotBufferizePass();
 
   mlir::DialectRegistry registry;
   registry.insert<mlir::tra::TRADialect, mlir::tra::plan::PlanDialect,
@@ -35,6 +39,7 @@ int main(int argc, char **argv) {
                   mlir::math::MathDialect, mlir::tensor::TensorDialect>();
   mlir::func::registerInlinerExtension(registry);
   mlir::tra::registerTRACodegenDialects(registry);
+  mlir::tra::registerDistributeDialects(registry);
   return mlir::asMainReturnCode(
       mlir::MlirOptMain(argc, argv, "tra optimizer driver\n", registry));
 }

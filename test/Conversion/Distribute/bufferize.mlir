@@ -1,0 +1,38 @@
+// RUN: tra-opt %s --one-shot-bufferize="bufferize-function-boundaries" | FileCheck %s
+// RUN: tra-opt %s --one-shot-bufferize="bufferize-function-boundaries" --tra-convert-mpi-to-llvm | FileCheck %s --check-prefix=LLVM
+
+// The tra_comm ops bufferize to the mpi dialect where it can express the
+// move (f32 sends and receives, all-reduces over every rank) and to the tra
+// MPI runtime otherwise (f16 payloads, groups smaller than the job,
+// reduce-scatter).
+
+module attributes {dlti.map = #dlti.map<"MPI:Implementation" = "OpenMPI">} {
+  // CHECK-LABEL: func.func @moves
+  func.func @moves(%t: tensor<4x8xf32>, %h: tensor<4xf16>) -> (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x4xf32>)
+      attributes {tra_comm.rank = 0 : i64, tra_comm.num_ranks = 4 : i64} {
+    // CHECK: %[[COMM:.*]] = mpi.comm_world : !mpi.comm
+    // CHECK: %[[FLAT:.*]] = memref.collapse_shape %{{.*}} {{\[\[}}0, 1]] : memref<4x8xf32> into memref<32xf32>
+    // CHECK: mpi.send(%[[FLAT]], %{{.*}}, %{{.*}}, %[[COMM]]) : memref<32xf32>, i32, i32
+    // LLVM: llvm.call @MPI_Send
+    tra_comm.send %t to 1 tag 3 : tensor<4x8xf32>
+    // CHECK: call @tra_mpi_send(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) : (!llvm.ptr, i64, i32, i32) -> ()
+    tra_comm.send %h to 1 tag 4 : tensor<4xf16>
+    // CHECK: %[[R:.*]] = memref.alloc() : memref<4x8xf32>
+    // CHECK: mpi.recv(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) : memref<32xf32>, i32, i32
+    // LLVM: llvm.call @MPI_Recv
+    %r = tra_comm.recv from 2 tag 5 : tensor<4x8xf32>
+    // CHECK: mpi.allreduce(%{{.*}}, %{{.*}}, MPI_SUM, %{{.*}}) : memref<32xf32>, memref<32xf32>
+    // LLVM: llvm.mlir.addressof @ompi_mpi_op_sum
+    // LLVM: llvm.call @MPI_Allreduce
+    %a = tra_comm.all_reduce sum %r ranks [0, 1, 2, 3] : tensor<4x8xf32>
+    // CHECK: memref.copy
+    // CHECK: call @tra_mpi_allreduce(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) : (!llvm.ptr, i64, i32, i32, !llvm.ptr, i32) -> ()
+    %g = tra_comm.all_reduce max %a ranks [0, 2] : tensor<4x8xf32>
+    // Slices along dimension 1 are not contiguous: they are packed first.
+    // CHECK: memref.alloc() : memref<32xf32>
+    // CHECK-COUNT-2: memref.copy
+    // CHECK: call @tra_mpi_reduce_scatter
+    %s = tra_comm.reduce_scatter sum %g dim 1 ranks [0, 1] sizes [4, 4] : tensor<4x8xf32> -> tensor<4x4xf32>
+    return %r, %a, %g, %s : tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x4xf32>
+  }
+}
