@@ -35,6 +35,12 @@ config.environment["FILECHECK_OPTS"] = "-enable-var-scope --allow-unused-prefixe
 config.environment["ASAN_OPTIONS"] = "detect_leaks=1:allow_user_poisoning=0"
 config.environment["UBSAN_OPTIONS"] = "print_stacktrace=1:halt_on_error=1"
 
+# Sanitizer builds run the suite again; model-sized end-to-end runs (minutes
+# under ASan, and the same code paths as the small tests) are marked
+# `UNSUPPORTED: asan` and run in the release suite only.
+if config.sanitizers in ("ON", "1", "TRUE", "True"):
+    config.available_features.add("asan")
+
 if config.python_bindings == "ON":
     config.available_features.add("python-bindings")
 

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -243,6 +244,18 @@ public:
     return std::optional<std::pair<HostTensor, std::string>>{};
   }
 
+  /// Returns the entry of tensor `name` and the checkpoint holding it, if
+  /// any holds it.
+  std::optional<std::pair<const SafetensorsEntry *,
+                          const SafetensorsCheckpoint *>>
+  findEntry(const std::string &name) const {
+    for (const SafetensorsCheckpoint &checkpoint : checkpoints) {
+      Result<const SafetensorsEntry *> entry = checkpoint.entry(name);
+      if (entry)
+        return std::pair{*entry, &checkpoint};
+    }
+    return std::nullopt;
+  }
   bool empty() const { return checkpoints.empty(); }
 
 private:
@@ -424,6 +437,237 @@ Status run(const TraExecProgram &program, const Options &options,
   return Status::success();
 }
 
+//===----------------------------------------------------------------------===//
+// Distributed programs
+//===----------------------------------------------------------------------===//
+
+/// Returns the tile's extents (`rank` entries of `tile.shape`).
+std::vector<int64_t> tileShape(const TraExecTile &tile, int64_t rank) {
+  return std::vector<int64_t>(tile.shape, tile.shape + rank);
+}
+std::vector<int64_t> tileOffsets(const TraExecTile &tile, int64_t rank) {
+  return std::vector<int64_t>(tile.offsets, tile.offsets + rank);
+}
+
+/// Copies `tile` (row-major, extents `sizes`) into the row-major tensor of
+/// `shape` at `data`, at `offsets`.
+void insertTile(size_t elementBytes, const std::vector<int64_t> &shape,
+                uint8_t *data, const std::vector<int64_t> &offsets,
+                const std::vector<int64_t> &sizes, const uint8_t *tile) {
+  size_t rank = shape.size();
+  if (rank == 0) {
+    std::memcpy(data, tile, elementBytes);
+    return;
+  }
+  for (int64_t n : sizes)
+    if (n == 0)
+      return;
+  // Rows of the innermost dimension, in order.
+  std::vector<int64_t> index(rank, 0);
+  size_t row = size_t(sizes[rank - 1]) * elementBytes;
+  for (;;) {
+    int64_t linear = 0;
+    for (size_t d = 0; d < rank; ++d)
+      linear = linear * shape[d] + offsets[d] + (d + 1 < rank ? index[d] : 0);
+    std::memcpy(data + size_t(linear) * elementBytes, tile, row);
+    tile += row;
+    int d = int(rank) - 2;
+    for (; d >= 0; --d) {
+      if (++index[d] < sizes[d])
+        break;
+      index[d] = 0;
+    }
+    if (d < 0)
+      return;
+  }
+}
+
+/// Reads rank's tile `tile` of input `info`: from its --input .npy file
+/// (memory-mapped: only the pages of the tile are read) or by byte range
+/// from the --weights checkpoint holding it.
+Result<HostTensor> readInputTile(const TraExecProgram &program,
+                                 const TraExecTile &tile,
+                                 const Options &options,
+                                 const Weights &weights) {
+  const TraExecTensorInfo &info = program.inputs[tile.tensor];
+  std::vector<int64_t> offsets = tileOffsets(tile, info.rank);
+  std::vector<int64_t> sizes = tileShape(tile, info.rank);
+  DType want = *toDType(info.dtype);
+  for (const auto &[name, file] : options.inputs) {
+    if (name != info.name)
+      continue;
+    NpyReadOptions readOptions;
+    readOptions.memoryMap = true;
+    Result<HostTensor> tensor = readNpy(file, readOptions);
+    if (!tensor)
+      return Error{"argument '" + name + "': " + tensor.message()};
+    bool dtypeOk = tensor->dtype() == want ||
+                   (want == DType::BF16 && tensor->dtype() == DType::F32);
+    if (!dtypeOk || tensor->shape() != shapeOf(info))
+      return fileError(file, "argument '" + name + "' expects " +
+                                 describe(info) + ", the file holds " +
+                                 describe(tensor->dtype(), tensor->shape()));
+    Result<HostTensor> part = extractTile(*tensor, offsets, sizes);
+    if (!part)
+      return part.error();
+    return part->dtype() == want ? std::move(*part) : convert(*part, want);
+  }
+  auto found = weights.findEntry(info.name);
+  if (!found)
+    return Error{"no value for argument '" + std::string(info.name) + "' (" +
+                 describe(info) + "); pass --input " + info.name +
+                 "=FILE.npy" +
+                 (weights.empty() ? std::string(" or --weights")
+                                  : std::string(": no --weights checkpoint "
+                                                "holds it"))};
+  const auto &[entry, checkpoint] = *found;
+  bool dtypeOk = entry->dtype == want ||
+                 (want == DType::BF16 && entry->dtype == DType::F32);
+  if (!dtypeOk || entry->shape != shapeOf(info))
+    return fileError(checkpoint->path(),
+                     "tensor '" + std::string(info.name) + "': argument '" +
+                         info.name + "' expects " + describe(info) +
+                         ", the checkpoint holds " +
+                         describe(entry->dtype, entry->shape));
+  Result<HostTensor> part = checkpoint->readTile(info.name, offsets, sizes);
+  if (!part)
+    return part.error();
+  return part->dtype() == want ? std::move(*part) : convert(*part, want);
+}
+
+/// Runs rank `rank`'s program and gathers the outputs on rank 0.
+Status runRank(const TraExecProgram &program, const Options &options,
+               const std::vector<std::pair<int64_t, std::string>> &writes,
+               const Communicator &comm, int rank) {
+  const TraExecRankProgram &mine = program.ranks[rank];
+  Weights weights;
+  for (const std::string &path : options.weights)
+    if (Status status = weights.add(path); !status)
+      return status;
+  std::vector<HostTensor> args, results;
+  int64_t inputBytes = 0;
+  for (int64_t i = 0; i < mine.numInputs; ++i) {
+    Result<HostTensor> tile =
+        readInputTile(program, mine.inputs[i], options, weights);
+    if (!tile)
+      return tile.error();
+    inputBytes += int64_t(tile->byteSize());
+    args.push_back(std::move(*tile));
+  }
+  for (int64_t i = 0; i < mine.numOutputs; ++i) {
+    const TraExecTile &tile = mine.outputs[i];
+    const TraExecTensorInfo &info = program.outputs[tile.tensor];
+    results.push_back(HostTensor::zeros(*toDType(info.dtype),
+                                        tileShape(tile, info.rank)));
+  }
+  std::vector<void *> buffers;
+  for (HostTensor &arg : args)
+    buffers.push_back(const_cast<uint8_t *>(arg.data()));
+  for (HostTensor &result : results)
+    buffers.push_back(result.mutableData());
+  int64_t threads = options.threads.value_or(
+      program.numThreads > 0
+          ? program.numThreads
+          : std::max<int64_t>(1, std::thread::hardware_concurrency()));
+  tra_exec_set_num_threads(threads);
+  std::vector<double> times;
+  int64_t bytesBefore = comm.bytesSent(), messagesBefore = comm.messagesSent();
+  for (int64_t i = 0; i < options.repeat; ++i) {
+    auto start = std::chrono::steady_clock::now();
+    mine.run(buffers.data());
+    auto end = std::chrono::steady_clock::now();
+    times.push_back(
+        std::chrono::duration<double, std::milli>(end - start).count());
+  }
+  if (options.profile) {
+    std::sort(times.begin(), times.end());
+    std::fprintf(stderr,
+                 "profile: rank %d: read %lld bytes of input tiles\n"
+                 "profile: rank %d: @%s ran in %.3f ms (median of %zu) on %lld "
+                 "threads; sent %lld bytes in %lld messages per run\n",
+                 rank, static_cast<long long>(inputBytes), rank,
+                 program.entryName, times[times.size() / 2], times.size(),
+                 static_cast<long long>(threads),
+                 static_cast<long long>((comm.bytesSent() - bytesBefore) /
+                                        options.repeat),
+                 static_cast<long long>((comm.messagesSent() - messagesBefore) /
+                                        options.repeat));
+  }
+
+  // Gather: in output order, then rank order, every owned tile goes to rank
+  // 0 (blocking sends matched by rank 0's receives in the same order).
+  for (const auto &[index, file] : writes) {
+    const TraExecTensorInfo &info = program.outputs[index];
+    DType dtype = *toDType(info.dtype);
+    size_t elementBytes = dtypeSize(dtype);
+    std::optional<HostTensor> whole;
+    if (rank == 0)
+      whole = HostTensor::zeros(dtype, shapeOf(info));
+    for (int64_t q = 0; q < program.numRanks; ++q) {
+      const TraExecRankProgram &other = program.ranks[q];
+      for (int64_t i = 0; i < other.numOutputs; ++i) {
+        const TraExecTile &tile = other.outputs[i];
+        if (tile.tensor != index || !tile.owner)
+          continue;
+        std::vector<int64_t> sizes = tileShape(tile, info.rank);
+        int tag = int(index % 1000);
+        if (q == rank && rank == 0) {
+          insertTile(elementBytes, shapeOf(info), whole->mutableData(),
+                     tileOffsets(tile, info.rank), sizes, results[i].data());
+        } else if (q == rank) {
+          comm.send(results[i].data(), int64_t(results[i].byteSize()), 0,
+                    30000 + tag);
+        } else if (rank == 0) {
+          HostTensor part = HostTensor::zeros(dtype, sizes);
+          comm.recv(part.mutableData(), int64_t(part.byteSize()), int(q),
+                    30000 + tag);
+          insertTile(elementBytes, shapeOf(info), whole->mutableData(),
+                     tileOffsets(tile, info.rank), sizes, part.data());
+        }
+      }
+    }
+    if (rank == 0)
+      if (Status status = writeNpy(file, *whole); !status)
+        return Error{"result '" + std::string(info.name) +
+                     "': " + status.message()};
+  }
+  return Status::success();
+}
+
+int fail(const char *program, const std::string &message);
+
+/// Runs a distributed program on this rank; returns the exit code.
+int runDistributed(const TraExecProgram &program, const Options &options,
+                   int argc, char **argv, const Communicator &comm) {
+  const char *self = argc > 0 ? argv[0] : "tra-program";
+  comm.init(&argc, &argv, program.numRanks, uint64_t(program.fingerprint),
+            self);
+  int rank = comm.rank();
+  // Errors every rank sees alike (names, missing values) are printed once;
+  // a rank-specific failure (a file it cannot read) aborts the whole job.
+  auto writes = resolveOutputs(program, options);
+  for (const auto &[name, file] : options.inputs)
+    if (writes && !findTensor(program.inputs, program.numInputs, name))
+      writes = Error{"--input " + name + "=" + file + ": @" +
+                     program.entryName + " has no argument named '" + name +
+                     "' (arguments: " +
+                     nameList(program.inputs, program.numInputs) + ")"};
+  if (!writes) {
+    if (rank == 0)
+      fail(self, writes.message());
+    comm.finalize(0);
+    return 1;
+  }
+  if (Status status = runRank(program, options, *writes, comm, rank);
+      !status) {
+    std::string message = std::string(self) + ": " + status.message();
+    comm.fatal(message.c_str());
+    return 1;
+  }
+  comm.finalize(0);
+  return 0;
+}
+
 /// Prints "PROGRAM: error: MESSAGE" and returns exit code 1.
 int fail(const char *program, const std::string &message) {
   std::fprintf(stderr, "%s: error: %s\n", program, message.c_str());
@@ -432,8 +676,8 @@ int fail(const char *program, const std::string &message) {
 
 } // namespace
 
-int runProgram(const TraExecProgram &program, int argc,
-               const char *const *argv) {
+int runProgram(const TraExecProgram &program, int argc, char **argv,
+               const Communicator *communicator) {
   // Run-time checks in compiled code print with puts() and abort(): flush
   // every line so that the message is not lost in a pipe.
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
@@ -449,7 +693,18 @@ int runProgram(const TraExecProgram &program, int argc,
   }
   if (options->list) {
     printSignature(program);
+    if (program.numRanks > 0)
+      std::fprintf(stderr, "(distributed: run with mpirun -np %lld)\n",
+                  static_cast<long long>(program.numRanks));
     return 0;
+  }
+  if (program.numRanks > 0) {
+    if (!communicator)
+      return fail(self, "this program runs on " +
+                            std::to_string(program.numRanks) +
+                            " MPI ranks but the executable was linked "
+                            "without the MPI runtime");
+    return runDistributed(program, *options, argc, argv, *communicator);
   }
   auto writes = resolveOutputs(program, *options);
   if (!writes)

@@ -92,7 +92,7 @@ void allreduceChunked(void *data, int64_t count, MPI_Datatype type,
   auto *bytes = static_cast<char *>(data);
   for (int64_t done = 0; done < count;) {
     int n = int(std::min<int64_t>(count - done, INT_MAX / 2));
-    check(MPI_Allreduce(MPI_IN_PLACE, bytes + done * elementSize, n, type, op,
+    check(PMPI_Allreduce(MPI_IN_PLACE, bytes + done * elementSize, n, type, op,
                         comm),
           "MPI_Allreduce");
     done += n;
@@ -181,7 +181,7 @@ void tra_mpi_send(const void *data, int64_t bytes, int dest, int tag) {
   int64_t done = 0;
   do {
     int n = int(std::min(bytes - done, kChunk));
-    check(MPI_Send(p + done, n, MPI_BYTE, dest, tag, MPI_COMM_WORLD),
+    check(PMPI_Send(p + done, n, MPI_BYTE, dest, tag, MPI_COMM_WORLD),
           "MPI_Send");
     done += n;
   } while (done < bytes);
@@ -194,7 +194,7 @@ void tra_mpi_recv(void *data, int64_t bytes, int source, int tag) {
   int64_t done = 0;
   do {
     int n = int(std::min(bytes - done, kChunk));
-    check(MPI_Recv(p + done, n, MPI_BYTE, source, tag, MPI_COMM_WORLD,
+    check(PMPI_Recv(p + done, n, MPI_BYTE, source, tag, MPI_COMM_WORLD,
                    MPI_STATUS_IGNORE),
           "MPI_Recv");
     done += n;
@@ -296,6 +296,104 @@ void tra_mpi_allreduce(void *data, int64_t count, int dtype, int op,
     s.bytesSent += 2 * (members - 1) * payload / members;
     s.messagesSent += 2 * (members - 1);
   }
+}
+
+void tra_mpi_reduce_scatter(const void *send, void *recv,
+                            const int64_t *counts, int dtype, int op,
+                            const int *ranks, int nranks) {
+  State &s = state();
+  int me = int(std::find(ranks, ranks + nranks, s.rank) - ranks);
+  if (me == nranks)
+    tra_mpi_fatal("reduce-scatter over a group this rank is not part of");
+  MPI_Comm comm = commFor(ranks, nranks);
+  MPI_Op mop = mpiOp(op);
+  int64_t total = 0;
+  std::vector<int> ints(nranks);
+  for (int j = 0; j < nranks; ++j) {
+    if (counts[j] > INT_MAX)
+      tra_mpi_fatal("reduce-scatter slice of more than 2^31 elements");
+    ints[j] = int(counts[j]);
+    total += counts[j];
+  }
+  size_t elementSize = 4;
+  switch (dtype) {
+  case TRA_MPI_F32:
+    check(MPI_Reduce_scatter(send, recv, ints.data(), MPI_FLOAT, mop, comm),
+          "MPI_Reduce_scatter");
+    break;
+  case TRA_MPI_I64:
+    elementSize = 8;
+    check(MPI_Reduce_scatter(send, recv, ints.data(), MPI_INT64_T, mop, comm),
+          "MPI_Reduce_scatter");
+    break;
+  case TRA_MPI_F16:
+  case TRA_MPI_BF16: {
+    // Reduce in f32, round once.
+    elementSize = 2;
+    bool half = dtype == TRA_MPI_F16;
+    auto *in = static_cast<const uint16_t *>(send);
+    std::vector<float> wide(total), out(counts[me]);
+    for (int64_t i = 0; i < total; ++i)
+      wide[i] = half ? tra::rt::halfToFloat(in[i])
+                     : tra::rt::bfloat16ToFloat(in[i]);
+    check(MPI_Reduce_scatter(wide.data(), out.data(), ints.data(), MPI_FLOAT,
+                             mop, comm),
+          "MPI_Reduce_scatter");
+    auto *bits = static_cast<uint16_t *>(recv);
+    for (int64_t i = 0; i < counts[me]; ++i)
+      bits[i] = half ? tra::rt::floatToHalf(out[i])
+                     : tra::rt::floatToBFloat16(out[i]);
+    break;
+  }
+  default:
+    tra_mpi_fatal("unknown reduce-scatter element type");
+  }
+  // Counted as a ring reduce-scatter sends: (p - 1) / p of the payload.
+  if (nranks > 1) {
+    s.bytesSent += (nranks - 1) * total * int64_t(elementSize) / nranks;
+    s.messagesSent += nranks - 1;
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Profiling interposers
+//===----------------------------------------------------------------------===//
+//
+// Compiled programs call MPI_Send, MPI_Recv and MPI_Allreduce directly (the
+// lowering of the upstream mpi dialect). These definitions take the place
+// of the library's (the MPI profiling interface): they count what is sent,
+// as the runtime's own calls above do, check the return code (the job's
+// communicators return errors instead of aborting, and the generated code
+// does not look at them), and forward to PMPI_*.
+
+int MPI_Send(const void *buf, int count, MPI_Datatype type, int dest, int tag,
+             MPI_Comm comm) {
+  int size = 0;
+  MPI_Type_size(type, &size);
+  check(PMPI_Send(buf, count, type, dest, tag, comm), "MPI_Send");
+  state().bytesSent += int64_t(count) * size;
+  state().messagesSent += 1;
+  return MPI_SUCCESS;
+}
+
+int MPI_Recv(void *buf, int count, MPI_Datatype type, int source, int tag,
+             MPI_Comm comm, MPI_Status *status) {
+  check(PMPI_Recv(buf, count, type, source, tag, comm, status), "MPI_Recv");
+  return MPI_SUCCESS;
+}
+
+int MPI_Allreduce(const void *send, void *recv, int count, MPI_Datatype type,
+                  MPI_Op op, MPI_Comm comm) {
+  int size = 0, members = 1;
+  MPI_Type_size(type, &size);
+  MPI_Comm_size(comm, &members);
+  check(PMPI_Allreduce(send, recv, count, type, op, comm), "MPI_Allreduce");
+  if (members > 1) {
+    state().bytesSent +=
+        2 * (members - 1) * (int64_t(count) * size) / members;
+    state().messagesSent += 2 * (members - 1);
+  }
+  return MPI_SUCCESS;
 }
 
 } // extern "C"

@@ -64,6 +64,15 @@ void tra_mpi_wait_all(void);
 void tra_mpi_allreduce(void *data, int64_t count, int dtype, int op,
                        const int *ranks, int nranks);
 
+/* Reduce-scatter over the `nranks` ranks listed in `ranks` (sorted): every
+ * member contributes `send`, counts[0] + ... + counts[nranks-1] elements;
+ * the j-th member receives the combined elements counts[0] + ... +
+ * counts[j-1] onwards, counts[j] of them, in `recv`. f16/bf16 are reduced in
+ * f32. */
+void tra_mpi_reduce_scatter(const void *send, void *recv,
+                            const int64_t *counts, int dtype, int op,
+                            const int *ranks, int nranks);
+
 /* Counters since init, of this rank. */
 int64_t tra_mpi_bytes_sent(void);
 int64_t tra_mpi_messages_sent(void);

@@ -25,7 +25,7 @@ extern "C" {
 #endif
 
 /** Version of the descriptor layout below. */
-#define TRA_EXEC_ABI_VERSION 2
+#define TRA_EXEC_ABI_VERSION 3
 
 /** Element types of entry tensors. */
 typedef enum TraExecDType {
@@ -49,6 +49,30 @@ typedef struct TraExecTensorInfo {
   const int64_t *shape;
 } TraExecTensorInfo;
 
+/** One tile of an entry tensor that one rank of a distributed program holds. */
+typedef struct TraExecTile {
+  /** Index of the tensor in the program's `inputs` (or `outputs`). */
+  int64_t tensor;
+  /** Where the tile starts in the whole tensor, and its extents (`rank` of
+   * the tensor entries each). */
+  const int64_t *offsets;
+  const int64_t *shape;
+  /** Outputs: 1 if this rank reports the tile (the lowest rank holding a
+   * copy), 0 otherwise. */
+  int64_t owner;
+} TraExecTile;
+
+/** The program of one rank of a distributed program. */
+typedef struct TraExecRankProgram {
+  int64_t numInputs;
+  const TraExecTile *inputs;
+  int64_t numOutputs;
+  const TraExecTile *outputs;
+  /** Runs the rank's program: `buffers` holds the input tiles, then the
+   * output tiles, dense row-major, in the order above. */
+  void (*run)(void *const *buffers);
+} TraExecRankProgram;
+
 /** The descriptor of a compiled entry function. */
 typedef struct TraExecProgram {
   /** TRA_EXEC_ABI_VERSION of the compiler that wrote it. */
@@ -60,9 +84,10 @@ typedef struct TraExecProgram {
   int64_t numOutputs;
   const TraExecTensorInfo *outputs;
   /**
-   * Runs the entry function. `buffers` holds numInputs + numOutputs pointers
-   * to dense row-major data: the inputs (only read), then the outputs (fully
-   * written). Buffers must not overlap outputs.
+   * Runs the entry function (null for a distributed program). `buffers`
+   * holds numInputs + numOutputs pointers to dense row-major data: the
+   * inputs (only read), then the outputs (fully written). Buffers must not
+   * overlap outputs.
    */
   void (*run)(void *const *buffers);
   /** Threads the hardware description gives the device; 0 if unknown. */
@@ -72,6 +97,16 @@ typedef struct TraExecProgram {
   /** What each profiled op is, e.g. "tra.einsum \"ij,jk->ik\" at m.mlir:3:8".
    */
   const char *const *opNames;
+  /**
+   * 0 for a program one process runs on whole tensors (`run`). N > 0 for a
+   * distributed program of N MPI ranks: rank r runs `ranks[r]` on the tiles
+   * it holds, and `run` is null.
+   */
+  int64_t numRanks;
+  const TraExecRankProgram *ranks;
+  /** Distributed programs: a hash of the plan that every rank compares at
+   * start-up. */
+  int64_t fingerprint;
 } TraExecProgram;
 
 /** The descriptor, defined by the compiled object. */

@@ -4,6 +4,11 @@
 //           [--weights FILE.safetensors|FILE.safetensors.index.json|DIR]...
 //           [--threads N] [--profile] [--list]
 //
+// A distributed program runs under `mpirun -np N` (N ranks, one per device
+// of its plan): every rank reads only its tiles of each input (.npy files
+// are memory-mapped, safetensors tiles read by byte range), and rank 0
+// gathers the outputs and writes them.
+//
 // NAME is an argument or result name of the entry function (its `tra.name`).
 // Arguments not given with --input are looked up by name in the --weights
 // checkpoints. Every input must match the argument's shape and element type
@@ -19,12 +24,34 @@
 
 #include "tra/Exec/ABI.h"
 
+#include <cstdint>
+
 namespace tra::exec {
 
+/// What a distributed program needs from MPI: the tra MPI runtime
+/// (runtime/include/tra/Runtime/Mpi.h) provides it in the executables
+/// linked with TRAExecMainMPI; the driver itself does not depend on MPI.
+struct Communicator {
+  /// Start-up checks (rank count, plan fingerprint); exits on failure.
+  void (*init)(int *argc, char ***argv, int64_t requiredRanks,
+               uint64_t fingerprint, const char *program);
+  int (*rank)(void);
+  void (*send)(const void *data, int64_t bytes, int dest, int tag);
+  void (*recv)(void *data, int64_t bytes, int source, int tag);
+  /// Aborts the whole job with a message naming this rank.
+  void (*fatal)(const char *message);
+  int64_t (*bytesSent)(void);
+  int64_t (*messagesSent)(void);
+  void (*finalize)(int printProfile);
+};
+
 /// Runs `program` as the command line `argv` asks and returns the process
-/// exit code (0 on success, 1 on any error, reported on stderr).
-int runProgram(const TraExecProgram &program, int argc,
-               const char *const *argv);
+/// exit code (0 on success, 1 on any error, reported on stderr). A
+/// distributed program (numRanks > 0) needs `communicator`: every rank reads
+/// only its tiles of the inputs, runs its program, and rank 0 gathers and
+/// writes the outputs.
+int runProgram(const TraExecProgram &program, int argc, char **argv,
+               const Communicator *communicator = nullptr);
 
 } // namespace tra::exec
 
