@@ -21,6 +21,9 @@ import sys
 PRESETS = {
     # name: dim, layers, heads, kv_heads, hidden, vocab
     "tiny": (64, 5, 8, 4, 172, 512),
+    # Big enough that plans for several devices split it (tests of
+    # distributed code generation), small enough to run on one machine.
+    "small": (512, 2, 8, 4, 1376, 2048),
     "7b": (4096, 32, 32, 32, 11008, 32000),
     "13b": (5120, 40, 40, 40, 13824, 32000),
     "65b": (8192, 80, 64, 64, 22016, 32000),
