@@ -2,7 +2,7 @@
 """Benchmarks of ahead-of-time compiled tra executables (issue 4).
 
     /usr/bin/python3 bench/aot_bench.py [--build DIR] [--compiler PATH]
-        [--threads N] [--repeat N] [--rounds N] [--work DIR]
+        [--hw FILE] [--threads N] [--repeat N] [--rounds N] [--work DIR]
         [--only NAME ...]
 
 Prints, measured in this one run (never asserted):
@@ -20,8 +20,12 @@ process start are not counted; the references are timed the same way. The
 compiled program and its reference take turns for --rounds rounds and each
 keeps its fastest time, which makes the ratios robust against other load on
 the machine (run it on an idle machine for numbers worth noting).
-The compiler is --compiler (default: DIR/bin/tra-aot, the test driver of the
-AOT library; tools/tra-compile takes the same MODEL -o OUT arguments).
+The compiler is --compiler (default: DIR/bin/tra-compile, run with
+--hw HW --emit=exe; a compiler named otherwise, such as the test driver
+DIR/bin/tra-aot, is run as COMPILER MODEL -o OUT).
+
+Each benchmark prints its own line; the generated loops run on the same
+--threads as BLAS (OpenMP, see docs/Lowering.md).
 """
 import argparse
 import os
@@ -48,6 +52,8 @@ def run(cmd, **kwargs):
 def compile_model(args, model, out, entry=None):
     """Compiles `model` to the executable `out`; returns the seconds taken."""
     cmd = [args.compiler, model, "-o", out] + (["--entry", entry] if entry else [])
+    if os.path.basename(args.compiler) == "tra-compile":
+        cmd += ["--hw", args.hw, "--emit=exe"]
     start = time.perf_counter()
     run(cmd)
     return time.perf_counter() - start
@@ -182,13 +188,15 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--build", default=os.path.join(ROOT, "build"))
     parser.add_argument("--compiler")
+    parser.add_argument("--hw", default=os.path.join(ROOT, "hw", "cpu-1node.json"),
+                        help="hardware description for tra-compile")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--work")
     parser.add_argument("--only", nargs="*", choices=sorted(BENCHES))
     args = parser.parse_args()
-    args.compiler = args.compiler or os.path.join(args.build, "bin", "tra-aot")
+    args.compiler = args.compiler or os.path.join(args.build, "bin", "tra-compile")
     if not os.path.exists(args.compiler):
         sys.exit(f"no compiler at {args.compiler}; pass --build or --compiler")
     with tempfile.TemporaryDirectory(dir=args.work) as work:

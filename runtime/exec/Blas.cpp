@@ -4,17 +4,30 @@
 // matrix products and calls cblas_sgemm for each. Without OpenBLAS it falls
 // back to a plain loop nest, so that programs still run (slowly).
 //
+// `tra_exec_set_num_threads` sets the threads of both BLAS and the OpenMP
+// loops of generated code. The two never run at the same time (BLAS calls
+// are outside parallel regions), so each may use all of them, provided the
+// OpenMP threads do not keep spinning after a parallel region while BLAS
+// runs: their block time is set to 0 (they sleep as soon as a region ends)
+// unless KMP_BLOCKTIME says otherwise.
+//
 //===----------------------------------------------------------------------===//
 
 #include "tra/Exec/ABI.h"
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 
 #ifdef TRA_EXEC_HAVE_OPENBLAS
 #include <cblas.h>
 extern "C" void openblas_set_num_threads(int);
 #endif
+
+// The OpenMP runtime (libomp) is linked only into programs whose generated
+// loops use threads; the weak reference is null in the others.
+extern "C" void omp_set_num_threads(int) __attribute__((weak));
+extern "C" void kmp_set_blocktime(int) __attribute__((weak));
 
 namespace {
 #ifndef TRA_EXEC_HAVE_OPENBLAS
@@ -30,6 +43,22 @@ void gemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
           float alpha, const float *a, int64_t lda, const float *b, int64_t ldb,
           float beta, float *c, int64_t ldc) {
 #ifdef TRA_EXEC_HAVE_OPENBLAS
+  // One row of C (a decoding step's matrix-vector products): cblas_sgemm
+  // would pack all of B for one row; sgemv reads B once, as stored.
+  if (m == 1) {
+    if (beta == 0.0f)
+      std::fill(c, c + n, 0.0f);
+    int incx = static_cast<int>(transA ? lda : 1);
+    if (transB)
+      cblas_sgemv(CblasRowMajor, CblasNoTrans, static_cast<int>(n),
+                  static_cast<int>(k), alpha, b, static_cast<int>(ldb), a,
+                  incx, beta, c, 1);
+    else
+      cblas_sgemv(CblasRowMajor, CblasTrans, static_cast<int>(k),
+                  static_cast<int>(n), alpha, b, static_cast<int>(ldb), a,
+                  incx, beta, c, 1);
+    return;
+  }
   cblas_sgemm(CblasRowMajor, transA ? CblasTrans : CblasNoTrans,
               transB ? CblasTrans : CblasNoTrans, static_cast<int>(m),
               static_cast<int>(n), static_cast<int>(k), alpha, a,
@@ -61,9 +90,12 @@ extern "C" void tra_exec_sgemm(int64_t batch, int64_t transA, int64_t transB,
 }
 
 extern "C" void tra_exec_set_num_threads(int64_t threads) {
+  int count = static_cast<int>(std::max<int64_t>(1, threads));
 #ifdef TRA_EXEC_HAVE_OPENBLAS
-  openblas_set_num_threads(static_cast<int>(std::max<int64_t>(1, threads)));
-#else
-  (void)threads;
+  openblas_set_num_threads(count);
 #endif
+  if (omp_set_num_threads)
+    omp_set_num_threads(count);
+  if (kmp_set_blocktime && !std::getenv("KMP_BLOCKTIME"))
+    kmp_set_blocktime(0);
 }

@@ -263,4 +263,90 @@ def ExpandStridedCopiesPass : Pass<"tra-expand-strided-copies"> {
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
 
+//===----------------------------------------------------------------------===//
+// Threads
+//===----------------------------------------------------------------------===//
+
+def ParallelizeLoopsPass : Pass<"tra-parallelize-loops"> {
+  let summary = "Lower large linalg ops on buffers to scf.parallel loop nests";
+  let description = [{
+    Lowers every linalg op on buffers whose work (iterations times the
+    operations of one iteration) is at least `min-work` to a loop nest whose
+    outer parallel dimensions form one `scf.parallel` and whose remaining
+    dimensions are `scf.for` loops inside it. `convert-scf-to-openmp` then
+    makes the `scf.parallel` an OpenMP worksharing loop, so independent
+    iterations run on the threads of the device.
+
+    The distributed dimensions are the first dimension whose extent is not 1
+    (leading unit dimensions stay one-trip loops) and, while they have fewer
+    than 64 iterations, the parallel dimensions after it; never the innermost
+    dimension of an op with others, so that the innermost loop is the one
+    LLVM vectorizes. Each distributed dimension must index every output, so
+    that distinct iterations write distinct elements.
+
+    Left alone (for `convert-linalg-to-loops`, serial): ops with less work,
+    ops with dynamic shapes, ops whose first non-unit dimension is a
+    reduction, and ops already inside a parallel region (parallel regions
+    never nest).
+
+    ```mlir
+    linalg.generic {indexing_maps = [#id, #id],
+                    iterator_types = ["parallel", "parallel"]}
+        ins(%x : memref<256x2048xf32>) outs(%y : memref<256x2048xf32>) {...}
+    ```
+
+    becomes
+
+    ```mlir
+    scf.parallel (%i) = (%c0) to (%c256) step (%c1) {
+      scf.for %j = %c0 to %c2048 step %c1 {
+        %v = memref.load %x[%i, %j] : memref<256x2048xf32>
+        ...
+        memref.store %r, %y[%i, %j] : memref<256x2048xf32>
+      }
+    }
+    ```
+  }];
+  let dependentDialects = ["::mlir::scf::SCFDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::arith::ArithDialect"];
+  let options = [
+    Option<"minWork", "min-work", "int64_t", /*default=*/"32768",
+           "Parallelize ops whose iterations times body operations are at "
+           "least this">,
+  ];
+}
+
+//===----------------------------------------------------------------------===//
+// Math functions
+//===----------------------------------------------------------------------===//
+
+def ApproximateMathPass : Pass<"tra-approximate-math"> {
+  let summary = "Rewrite f32 math functions into vectorizable arithmetic";
+  let description = [{
+    Replaces the `math` ops named by `ops` (default: `exp`) on f32 by MLIR's
+    polynomial approximations (`populateMathPolynomialApproximationPatterns`):
+    range reduction, a polynomial and exponent bit manipulation in `arith`.
+    LLVM's loop vectorizer turns a loop calling `llvm.exp.f32` into one
+    calling `llvm.exp.v16f32`, which the x86 back end scalarizes into one
+    libm `expf` call per lane; the approximation vectorizes with the rest of
+    the loop body instead (a softmax's or SiLU's map several times faster).
+
+    ```mlir
+    %e = math.exp %x : f32
+    ```
+
+    becomes a sequence of `arith` (and `math.fma`) ops with the same result
+    to within a few ulp.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::math::MathDialect",
+                           "::mlir::vector::VectorDialect"];
+  let options = [
+    ListOption<"ops", "ops", "std::string",
+               "math ops to approximate, by name (exp, expm1, tanh, log, "
+               "log1p, log2, erf, ...; default: exp)">,
+  ];
+}
+
 #endif // TRA_CONVERSION_PASSES_TD

@@ -33,6 +33,7 @@
 #include "mlir/Dialect/MemRef/Transforms/AllocationOpInterfaceImpl.h"
 #include "mlir/Dialect/MemRef/Transforms/BufferViewFlowOpInterfaceImpl.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Dialect/OpenMP/OpenMPDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SCF/Transforms/BufferDeallocationOpInterfaceImpl.h"
 #include "mlir/Dialect/SCF/Transforms/BufferizableOpInterfaceImpl.h"
@@ -44,10 +45,19 @@
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/OpenMP/OpenMPToLLVMIRTranslation.h"
 #include "mlir/Transforms/Passes.h"
 
 using namespace mlir;
 using namespace mlir::tra;
+
+bool mlir::tra::isOpenMPRuntimeAvailable() {
+#ifdef TRA_HAVE_OPENMP_RUNTIME
+  return true;
+#else
+  return false;
+#endif
+}
 
 void mlir::tra::buildTRAToLinalgStage(OpPassManager &pm,
                                       const TRAToLLVMPipelineOptions &options) {
@@ -93,10 +103,25 @@ void mlir::tra::buildBufferizationStage(
 }
 
 void mlir::tra::buildLLVMStage(OpPassManager &pm,
-                               const TRAToLLVMPipelineOptions &) {
+                               const TRAToLLVMPipelineOptions &options) {
+  OpPassManager &loopsPm = pm.nest<func::FuncOp>();
+  loopsPm.addPass(createExpandStridedCopiesPass());
+  if (options.parallel) {
+    ParallelizeLoopsPassOptions parallelOptions;
+    parallelOptions.minWork = options.parallelMinWork;
+    loopsPm.addPass(createParallelizeLoopsPass(parallelOptions));
+  }
+  if (options.approximateMath)
+    loopsPm.addPass(createApproximateMathPass());
+  loopsPm.addPass(createConvertLinalgToLoopsPass());
+  // scf.parallel becomes omp.parallel + omp.wsloop; the thread count is the
+  // runtime's (omp_set_num_threads from the executable's --threads). The
+  // canonicalizer inlines the memref.alloca_scope it wraps bodies in.
+  if (options.parallel)
+    pm.addPass(createConvertSCFToOpenMPPass());
   OpPassManager &funcPm = pm.nest<func::FuncOp>();
-  funcPm.addPass(createExpandStridedCopiesPass());
-  funcPm.addPass(createConvertLinalgToLoopsPass());
+  if (options.parallel)
+    funcPm.addPass(createCanonicalizerPass());
   funcPm.addPass(createLowerAffinePass());
   funcPm.addPass(createSCFToControlFlowPass());
   funcPm.addPass(createCanonicalizerPass());
@@ -112,6 +137,8 @@ void mlir::tra::buildLLVMStage(OpPassManager &pm,
   pm.addPass(createArithToLLVMConversionPass());
   pm.addPass(createConvertIndexToLLVMPass());
   pm.addPass(createConvertControlFlowToLLVMPass());
+  if (options.parallel)
+    pm.addPass(createConvertOpenMPToLLVMPass());
   pm.addPass(createConvertFuncToLLVMPass());
   pm.addPass(createUBToLLVMConversionPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
@@ -137,7 +164,8 @@ void mlir::tra::registerTRACodegenDialects(DialectRegistry &registry) {
                   bufferization::BufferizationDialect, cf::ControlFlowDialect,
                   func::FuncDialect, index::IndexDialect, linalg::LinalgDialect,
                   LLVM::LLVMDialect, math::MathDialect, memref::MemRefDialect,
-                  scf::SCFDialect, tensor::TensorDialect, ub::UBDialect>();
+                  omp::OpenMPDialect, scf::SCFDialect, tensor::TensorDialect,
+                  ub::UBDialect>();
   func::registerInlinerExtension(registry);
   // Bufferization.
   arith::registerBufferizableOpInterfaceExternalModels(registry);
@@ -162,4 +190,5 @@ void mlir::tra::registerTRACodegenDialects(DialectRegistry &registry) {
   // Translation to LLVM IR.
   registerBuiltinDialectTranslation(registry);
   registerLLVMDialectTranslation(registry);
+  registerOpenMPDialectTranslation(registry);
 }

@@ -20,6 +20,10 @@ class OpPassManager;
 
 namespace tra {
 
+/// Returns true if this build links executables with an OpenMP runtime
+/// (libomp), so that generated code may use OpenMP threads.
+bool isOpenMPRuntimeAvailable();
+
 /// Options of the `tra-lower-to-llvm` pipeline.
 struct TRAToLLVMPipelineOptions
     : public PassPipelineOptions<TRAToLLVMPipelineOptions> {
@@ -57,6 +61,23 @@ struct TRAToLLVMPipelineOptions
       llvm::cl::desc("Leave contractions with fewer multiply-adds than this "
                      "to the generated loops"),
       llvm::cl::init(0)};
+  PassOptions::Option<bool> parallel{
+      *this, "parallel",
+      llvm::cl::desc("Run the iterations of large loop nests on OpenMP "
+                     "threads (tra-parallelize-loops, convert-scf-to-openmp; "
+                     "default: on if this build found an OpenMP runtime to "
+                     "link executables with)"),
+      llvm::cl::init(isOpenMPRuntimeAvailable())};
+  PassOptions::Option<bool> approximateMath{
+      *this, "approximate-math",
+      llvm::cl::desc("Compute f32 exp with a vectorizable polynomial "
+                     "approximation instead of libm (tra-approximate-math)"),
+      llvm::cl::init(true)};
+  PassOptions::Option<int64_t> parallelMinWork{
+      *this, "parallel-min-work",
+      llvm::cl::desc("Parallelize loop nests whose iterations times body "
+                     "operations are at least this"),
+      llvm::cl::init(32768)};
 };
 
 /// Stage 1, on tensors: checks and marks the entry function, inlines calls,
@@ -71,7 +92,8 @@ void buildTRAToLinalgStage(OpPassManager &pm,
 void buildBufferizationStage(OpPassManager &pm,
                              const TRAToLLVMPipelineOptions &options);
 
-/// Stage 3, buffers to the LLVM dialect: loops, control flow, then every
+/// Stage 3, buffers to the LLVM dialect: loops (the outer parallel loops of
+/// large loop nests as OpenMP worksharing loops), control flow, then every
 /// remaining dialect to LLVM.
 void buildLLVMStage(OpPassManager &pm, const TRAToLLVMPipelineOptions &options);
 
