@@ -33,6 +33,9 @@ config.environment["FILECHECK_OPTS"] = "-enable-var-scope --allow-unused-prefixe
 # allocates from the same arenas; without it ASan reports those as
 # use-after-poison although nothing is wrong.
 config.environment["ASAN_OPTIONS"] = "detect_leaks=1:allow_user_poisoning=0"
+# tra-llama caches compiled models under $XDG_CACHE_HOME/tra: keep the
+# suite's cache in the build tree, not in the user's home.
+config.environment["XDG_CACHE_HOME"] = os.path.join(config.tra_obj_root, "test", "cache")
 config.environment["UBSAN_OPTIONS"] = "print_stacktrace=1:halt_on_error=1"
 
 # Sanitizer builds run the suite again; model-sized end-to-end runs (minutes

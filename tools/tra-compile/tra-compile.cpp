@@ -8,6 +8,11 @@
 //
 //   plan   the planned IR: every tensor value with its distribution and the
 //          tile moves made explicit (tra_plan dialect).
+//   mlir   for one device, the IR after each lowering stage (linalg on
+//          tensors, bufferized, LLVM dialect), or only --stage=NAME's.
+//   exe    a native executable; for hardware with several devices, an MPI
+//          program with one rank per device (`mpirun -np N OUT ...`).
+//          --emulate-on-cpu compiles plans for GPU hardware with CPU code.
 //
 // --explain prints the plan as a database prints EXPLAIN (per operation its
 // cut, devices, estimated time and bytes moved; totals for the step time,
@@ -18,9 +23,11 @@
 //===----------------------------------------------------------------------===//
 
 #include "tra/Conversion/Executable/Executable.h"
+#include "tra/Conversion/Pipeline/Pipeline.h"
 #include "tra/Dialect/TRA/IR/TRADialect.h"
 #include "tra/Hardware/Hardware.h"
 #include "tra/Optimizer/Passes.h"
+#include "tra/Optimizer/PlanDialect.h"
 #include "tra/Optimizer/Planner.h"
 #include "tra/Optimizer/Report.h"
 
@@ -46,7 +53,7 @@ namespace cl = llvm::cl;
 
 namespace {
 /// What tra-compile writes. Later issues add code generation modes.
-enum class EmitKind { Plan, Exe, Obj };
+enum class EmitKind { Plan, Exe, Obj, Lib, Mlir };
 
 struct Options {
   cl::opt<std::string> input{cl::Positional, cl::Required,
@@ -59,10 +66,16 @@ struct Options {
       "emit", cl::desc("what to write"), cl::init(EmitKind::Plan),
       cl::values(clEnumValN(EmitKind::Plan, "plan",
                             "the planned IR (tra_plan dialect)"),
+                 clEnumValN(EmitKind::Mlir, "mlir",
+                            "the IR after each lowering stage (--stage; one "
+                            "device)"),
                  clEnumValN(EmitKind::Exe, "exe",
                             "a native executable (-o OUT; one device)"),
                  clEnumValN(EmitKind::Obj, "obj",
-                            "an object file (-o OUT.o; one device)"))};
+                            "an object file (-o OUT.o; one device)"),
+                 clEnumValN(EmitKind::Lib, "lib",
+                            "an object, its C header and a shared library "
+                            "(-o OUT: OUT.o, OUT.h, OUT.so; one device)"))};
   cl::opt<bool> explain{"explain",
                         cl::desc("print the plan as EXPLAIN instead of IR")};
   cl::opt<std::string> dot{"dot",
@@ -84,6 +97,23 @@ struct Options {
                              cl::desc("most indices one operation is split "
                                       "along"),
                              cl::init(2)};
+  cl::opt<bool> emulateOnCpu{
+      "emulate-on-cpu",
+      cl::desc("compile the plan made for --hw with CPU code for every "
+               "device: the program runs on this machine as one MPI rank "
+               "per device (mpirun --oversubscribe), one thread each unless "
+               "--device-threads says otherwise")};
+  cl::opt<unsigned> threads{
+      "device-threads",
+      cl::desc("default threads per device of the executable (default: the "
+               "hardware file's cores; 1 with --emulate-on-cpu)"),
+      cl::init(0)};
+  cl::opt<std::string> stage{
+      "stage",
+      cl::desc("with --emit=mlir, the lowering stage to print: linalg, "
+               "bufferized, llvm, or all (default: every stage in turn, each "
+               "after a '// ----- stage NAME -----' line)"),
+      cl::init("all")};
 };
 
 /// A compilation: the steps shared by every --emit mode.
@@ -103,8 +133,12 @@ private:
   LogicalResult prepare(ModuleOp module);
   int plan(ModuleOp module, const plan::CostModel &model);
   int emitPlan(ModuleOp module, const plan::CostModel &model);
+  int emitDistributed(ModuleOp module,
+                      const ::tra::hw::HardwareDescription &hw,
+                      const plan::CostModel &model);
   int emitNative(ModuleOp module, const ::tra::hw::HardwareDescription &hw,
                  const plan::CostModel &model);
+  int emitMlir(ModuleOp module, const CodegenOptions &codegen);
 
   Options &options;
   MLIRContext &context;
@@ -146,6 +180,21 @@ int Compiler::plan(ModuleOp module, const plan::CostModel &model) {
     if (func.isDeclaration() ||
         (!options.entry.empty() && func.getSymName() != options.entry))
       continue;
+    // A function planned already (e.g. a plan edited by hand) is kept as it
+    // is, if it is consistent and made for this many devices.
+    if (auto devices = func->getAttrOfType<IntegerAttr>(
+            plan::PlanDialect::kNumDevicesAttrName)) {
+      if (devices.getInt() != int64_t(model.getHardware().numDevices()))
+        return fail(options.input + ": @" + func.getSymName() +
+                    " is planned for " + llvm::Twine(devices.getInt()) +
+                    " devices, the hardware has " +
+                    llvm::Twine(model.getHardware().numDevices()));
+      if (failed(plan::verifyPlan(func)))
+        return fail(options.input + ": @" + func.getSymName() +
+                    ": the given plan is inconsistent");
+      ++planned;
+      continue;
+    }
     auto summary = plan::assignPartitions(func, model, plannerOptions);
     if (!summary)
       return fail(llvm::toString(summary.takeError()));
@@ -199,26 +248,110 @@ int Compiler::emitPlan(ModuleOp module, const plan::CostModel &model) {
 int Compiler::emitNative(ModuleOp module,
                          const ::tra::hw::HardwareDescription &hw,
                          const plan::CostModel &model) {
-  if (options.output.empty())
+  if (options.output.empty() && options.emit != EmitKind::Mlir)
     return fail(
-        "--emit=" + llvm::Twine(options.emit == EmitKind::Exe ? "exe" : "obj") +
+        "--emit=" +
+        llvm::Twine(options.emit == EmitKind::Exe   ? "exe"
+                    : options.emit == EmitKind::Lib ? "lib"
+                                                    : "obj") +
         " needs -o FILE");
+  bool hasGpu = false;
+  for (unsigned d = 0; d < hw.numDevices(); ++d)
+    hasGpu |= hw.getDevice(d).kind == ::tra::hw::DeviceKind::GPU;
+  if (hasGpu && !options.emulateOnCpu)
+    return fail(hw.getName() +
+                " has GPU devices: GPU code generation is not implemented; "
+                "--emulate-on-cpu compiles its plan with CPU code for every "
+                "device (one MPI rank per device)");
   if (hw.numDevices() != 1)
-    return fail(hw.getName() + " has " + llvm::Twine(hw.numDevices()) +
-                " devices: code generation for multi-device plans is not "
-                "implemented yet; use --emit=plan, or a one-device "
-                "hardware file");
+    return emitDistributed(module, hw, model);
   OwningOpRef<ModuleOp> planned = module.clone();
   if (int status = plan(*planned, model))
     return status;
   CodegenOptions codegen;
   codegen.entry = options.entry;
-  codegen.numThreads = hw.getDevice(0).cores;
+  codegen.numThreads =
+      options.threads ? int64_t(options.threads) : hw.getDevice(0).cores;
+  if (options.emit == EmitKind::Mlir)
+    return emitMlir(module, codegen);
   LogicalResult result =
       options.emit == EmitKind::Exe
           ? compileToExecutable(module, options.output, codegen)
+      : options.emit == EmitKind::Lib
+          ? compileToLibrary(module, options.output, codegen)
           : compileToObject(module, options.output, codegen);
   return failed(result) ? fail(options.input + ": code generation failed") : 0;
+}
+
+/// Code generation for a plan over several devices: one program per device,
+/// run as one MPI rank each (runtime/mpi).
+int Compiler::emitDistributed(ModuleOp module,
+                              const ::tra::hw::HardwareDescription &hw,
+                              const plan::CostModel &model) {
+  if (options.emit != EmitKind::Exe && options.emit != EmitKind::Obj)
+    return fail("--emit=mlir and --emit=lib are for one-device hardware; " +
+                hw.getName() + " has " + llvm::Twine(hw.numDevices()) +
+                " devices (use --emit=exe, --emit=obj or --emit=plan)");
+  if (int status = plan(module, model))
+    return status;
+  CodegenOptions codegen;
+  codegen.entry = options.entry;
+  codegen.numThreads = options.threads ? int64_t(options.threads)
+                       : options.emulateOnCpu ? 1
+                                              : hw.getDevice(0).cores;
+  LogicalResult result =
+      options.emit == EmitKind::Exe
+          ? compileDistributedToExecutable(module, options.output, codegen)
+          : compileDistributedToObject(module, options.output, codegen);
+  return failed(result) ? fail(options.input + ": code generation failed") : 0;
+}
+
+/// --emit=mlir: the module after each stage of the one-device lowering
+/// (Pipeline.h), or after the one --stage names.
+int Compiler::emitMlir(ModuleOp module, const CodegenOptions &codegen) {
+  using StageBuilder =
+      void (*)(OpPassManager &, const TRAToLLVMPipelineOptions &);
+  const std::pair<StringRef, StageBuilder> stages[] = {
+      {"linalg", buildTRAToLinalgStage},
+      {"bufferized", buildBufferizationStage},
+      {"llvm", buildLLVMStage}};
+  StringRef only = options.stage;
+  if (only != "all" && llvm::none_of(stages, [&](const auto &stage) {
+        return stage.first == only;
+      }))
+    return fail("--stage=" + only +
+                ": expected linalg, bufferized, llvm or all");
+  DialectRegistry registry;
+  registerTRACodegenDialects(registry);
+  context.appendDialectRegistry(registry);
+  TRAToLLVMPipelineOptions pipeline;
+  pipeline.entry = codegen.entry;
+  pipeline.blas = codegen.blas;
+  pipeline.blasMinFlops = codegen.blasMinFlops;
+  pipeline.boundsChecks = codegen.boundsChecks;
+  pipeline.fuseElementwise = codegen.fuseElementwise;
+  pipeline.profile = codegen.profile;
+  std::string error;
+  auto out = openOutputFile(options.output.empty() ? std::string("-")
+                                                   : options.output.getValue(),
+                            &error);
+  if (!out)
+    return fail(options.output + ": " + error);
+  for (const auto &[name, build] : stages) {
+    PassManager pm(&context);
+    build(pm, pipeline);
+    if (failed(pm.run(module)))
+      return fail(llvm::Twine(options.input) + ": lowering stage '" + name +
+                  "' failed");
+    if (only == "all")
+      out->os() << "// ----- stage " << name << " -----\n";
+    if (only == "all" || only == name)
+      module->print(out->os());
+    if (only == name)
+      break;
+  }
+  out->keep();
+  return 0;
 }
 
 int Compiler::run() {
@@ -240,6 +373,8 @@ int Compiler::run() {
     return emitPlan(*module, model);
   case EmitKind::Exe:
   case EmitKind::Obj:
+  case EmitKind::Mlir:
+  case EmitKind::Lib:
     break;
   }
   return 1;

@@ -38,7 +38,7 @@ using namespace mlir::tra;
 
 /// Version of the program descriptor layout (TRA_EXEC_ABI_VERSION in
 /// runtime/exec/include/tra/Exec/ABI.h).
-static constexpr int64_t kExecABIVersion = 2;
+static constexpr int64_t kExecABIVersion = 3;
 
 //===----------------------------------------------------------------------===//
 // Entry functions
@@ -214,7 +214,8 @@ public:
   /// Adds `tra_exec_program` and its `run` function, with `opNames` as the
   /// profiled ops; returns an error message, or "" on success.
   std::string build(const EntrySignature &signature,
-                    ArrayRef<std::string> opNames, int64_t numThreads);
+                    ArrayRef<std::string> opNames, int64_t numThreads,
+                    const DistributedSignature *distributed = nullptr);
 
 private:
   llvm::Constant *i64(int64_t v) { return llvm::ConstantInt::get(i64Type, v); }
@@ -225,6 +226,14 @@ private:
                                ArrayRef<int64_t> shape);
   llvm::Function *buildRun(const EntrySignature &signature,
                            llvm::Function *entry);
+  /// The C interface function of `signature`'s entry, checked against it.
+  llvm::Function *getEntry(const EntrySignature &signature,
+                           std::string &error);
+  llvm::Constant *tileTable(ArrayRef<RankTile> tiles,
+                            ArrayRef<EntryTensor> local, StringRef kind);
+  llvm::Constant *rankTable(const DistributedSignature &distributed,
+                            std::string &error);
+  llvm::Constant *i64Array(ArrayRef<int64_t> values, const llvm::Twine &name);
 
   llvm::Module &module;
   llvm::LLVMContext &ctx;
@@ -338,35 +347,113 @@ llvm::Function *DescriptorBuilder::buildRun(const EntrySignature &signature,
   return run;
 }
 
-std::string DescriptorBuilder::build(const EntrySignature &signature,
-                                     ArrayRef<std::string> opNames,
-                                     int64_t numThreads) {
+llvm::Function *DescriptorBuilder::getEntry(const EntrySignature &signature,
+                                            std::string &error) {
   std::string cifaceName =
       "_mlir_ciface_" +
       (signature.symbol.empty() ? signature.function : signature.symbol);
   llvm::Function *entry = module.getFunction(cifaceName);
-  if (!entry)
-    return "the lowered module has no C interface function " + cifaceName;
+  if (!entry) {
+    error = "the lowered module has no C interface function " + cifaceName;
+    return nullptr;
+  }
   size_t numBuffers = signature.inputs.size() + signature.outputs.size();
-  if (entry->arg_size() != numBuffers || !entry->getReturnType()->isVoidTy())
-    return cifaceName + " takes " + std::to_string(entry->arg_size()) +
-           " arguments, expected " + std::to_string(numBuffers) +
-           " buffers and no result";
+  if (entry->arg_size() != numBuffers || !entry->getReturnType()->isVoidTy()) {
+    error = cifaceName + " takes " + std::to_string(entry->arg_size()) +
+            " arguments, expected " + std::to_string(numBuffers) +
+            " buffers and no result";
+    return nullptr;
+  }
+  return entry;
+}
 
-  llvm::Function *run = buildRun(signature, entry);
+llvm::Constant *DescriptorBuilder::i64Array(ArrayRef<int64_t> values,
+                                            const llvm::Twine &name) {
+  if (values.empty())
+    return llvm::ConstantPointerNull::get(ptrType);
+  SmallVector<uint64_t> data(values.begin(), values.end());
+  return privateGlobal(llvm::ConstantDataArray::get(ctx, data), name);
+}
+
+llvm::Constant *DescriptorBuilder::tileTable(ArrayRef<RankTile> tiles,
+                                             ArrayRef<EntryTensor> local,
+                                             StringRef kind) {
+  if (tiles.empty())
+    return llvm::ConstantPointerNull::get(ptrType);
+  auto *tileType =
+      llvm::StructType::get(ctx, {i64Type, ptrType, ptrType, i64Type});
+  SmallVector<llvm::Constant *> entries;
+  for (auto [i, tile] : llvm::enumerate(tiles)) {
+    std::string prefix = ("tra_exec." + kind + "." + llvm::Twine(i)).str();
+    entries.push_back(llvm::ConstantStruct::get(
+        tileType, {i64(tile.tensor), i64Array(tile.offsets, prefix + ".offsets"),
+                   i64Array(local[i].shape, prefix + ".shape"),
+                   i64(tile.owner ? 1 : 0)}));
+  }
+  return privateGlobal(
+      llvm::ConstantArray::get(llvm::ArrayType::get(tileType, entries.size()),
+                               entries),
+      "tra_exec." + kind);
+}
+
+llvm::Constant *
+DescriptorBuilder::rankTable(const DistributedSignature &distributed,
+                             std::string &error) {
+  auto *rankType = llvm::StructType::get(
+      ctx, {i64Type, ptrType, i64Type, ptrType, ptrType});
+  SmallVector<llvm::Constant *> ranks;
+  for (auto [r, rank] : llvm::enumerate(distributed.ranks)) {
+    llvm::Function *entry = getEntry(rank.local, error);
+    if (!entry)
+      return nullptr;
+    llvm::Function *run = buildRun(rank.local, entry);
+    std::string prefix = ("tra_exec.rank" + llvm::Twine(r)).str();
+    ranks.push_back(llvm::ConstantStruct::get(
+        rankType,
+        {i64(rank.inputs.size()),
+         tileTable(rank.inputs, rank.local.inputs, prefix + ".inputs"),
+         i64(rank.outputs.size()),
+         tileTable(rank.outputs, rank.local.outputs, prefix + ".outputs"),
+         run}));
+  }
+  return privateGlobal(
+      llvm::ConstantArray::get(llvm::ArrayType::get(rankType, ranks.size()),
+                               ranks),
+      "tra_exec.ranks");
+}
+
+std::string DescriptorBuilder::build(const EntrySignature &signature,
+                                     ArrayRef<std::string> opNames,
+                                     int64_t numThreads,
+                                     const DistributedSignature *distributed) {
+  std::string error;
+  llvm::Constant *run = llvm::ConstantPointerNull::get(ptrType);
+  llvm::Constant *ranks = llvm::ConstantPointerNull::get(ptrType);
+  if (distributed) {
+    ranks = rankTable(*distributed, error);
+    if (!ranks)
+      return error;
+  } else {
+    llvm::Function *entry = getEntry(signature, error);
+    if (!entry)
+      return error;
+    run = buildRun(signature, entry);
+  }
   llvm::Constant *entryName =
       privateGlobal(llvm::ConstantDataArray::getString(ctx, signature.function),
                     "tra_exec.entry_name");
   // The fields of TraExecProgram, in order.
-  auto *programType =
-      llvm::StructType::get(ctx, {i64Type, ptrType, i64Type, ptrType, i64Type,
-                                  ptrType, ptrType, i64Type, i64Type, ptrType});
+  auto *programType = llvm::StructType::get(
+      ctx, {i64Type, ptrType, i64Type, ptrType, i64Type, ptrType, ptrType,
+            i64Type, i64Type, ptrType, i64Type, ptrType, i64Type});
   llvm::Constant *program = llvm::ConstantStruct::get(
       programType,
       {i64(kExecABIVersion), entryName, i64(signature.inputs.size()),
        tensorTable(signature.inputs, "inputs"), i64(signature.outputs.size()),
        tensorTable(signature.outputs, "outputs"), run, i64(numThreads),
-       i64(opNames.size()), stringTable(opNames, "ops")});
+       i64(opNames.size()), stringTable(opNames, "ops"),
+       i64(distributed ? distributed->ranks.size() : 0), ranks,
+       i64(distributed ? distributed->fingerprint : 0)});
   new llvm::GlobalVariable(module, programType, /*isConstant=*/true,
                            llvm::GlobalValue::ExternalLinkage, program,
                            "tra_exec_program");
@@ -394,9 +481,11 @@ static void dropForeignArgumentAttributes(ModuleOp module) {
   });
 }
 
-std::unique_ptr<llvm::Module>
-mlir::tra::translateToLLVMIR(ModuleOp module, const EntrySignature &signature,
-                             llvm::LLVMContext &context, int64_t numThreads) {
+/// Translates `module` to LLVM IR and adds the descriptor.
+static std::unique_ptr<llvm::Module>
+translateWithDescriptor(ModuleOp module, const EntrySignature &signature,
+                        const DistributedSignature *distributed,
+                        llvm::LLVMContext &context, int64_t numThreads) {
   SmallVector<std::string> opNames;
   if (auto names = module->getAttrOfType<ArrayAttr>("tra.profile_ops"))
     for (auto name : names.getAsRange<StringAttr>())
@@ -408,8 +497,8 @@ mlir::tra::translateToLLVMIR(ModuleOp module, const EntrySignature &signature,
     module.emitError("translation to LLVM IR failed");
     return nullptr;
   }
-  std::string error =
-      DescriptorBuilder(*llvmModule).build(signature, opNames, numThreads);
+  std::string error = DescriptorBuilder(*llvmModule)
+                          .build(signature, opNames, numThreads, distributed);
   llvm::raw_string_ostream os(error);
   if (error.empty() && llvm::verifyModule(*llvmModule, &os))
     error = "the generated LLVM IR does not verify: " + error;
@@ -418,6 +507,20 @@ mlir::tra::translateToLLVMIR(ModuleOp module, const EntrySignature &signature,
     return nullptr;
   }
   return llvmModule;
+}
+
+std::unique_ptr<llvm::Module>
+mlir::tra::translateToLLVMIR(ModuleOp module, const EntrySignature &signature,
+                             llvm::LLVMContext &context, int64_t numThreads) {
+  return translateWithDescriptor(module, signature, nullptr, context,
+                                 numThreads);
+}
+
+std::unique_ptr<llvm::Module> mlir::tra::translateDistributedToLLVMIR(
+    ModuleOp module, const DistributedSignature &signature,
+    llvm::LLVMContext &context, int64_t numThreads) {
+  return translateWithDescriptor(module, signature.global, &signature, context,
+                                 numThreads);
 }
 
 //===----------------------------------------------------------------------===//

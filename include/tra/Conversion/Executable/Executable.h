@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace llvm {
 class LLVMContext;
@@ -75,6 +76,32 @@ FailureOr<func::FuncOp> findEntryFunction(ModuleOp module, StringRef name);
 /// type is not a static-shape tensor of f32, f16, bf16, i64, i32 or i1, or if
 /// two arguments or two results have the same name.
 FailureOr<EntrySignature> getEntrySignature(func::FuncOp entry);
+
+/// One tile of an entry tensor that one rank of a distributed program holds.
+struct RankTile {
+  /// Index of the tensor among the entry's inputs (or outputs).
+  int64_t tensor = 0;
+  /// Where the tile starts in the whole tensor.
+  SmallVector<int64_t> offsets;
+  /// Outputs: whether this rank reports the tile (the lowest holding rank).
+  bool owner = false;
+};
+
+/// What one rank of a distributed program reads and writes: the signature
+/// of its function (tile shapes) and where each tile sits.
+struct RankSignature {
+  EntrySignature local;
+  SmallVector<RankTile> inputs;
+  SmallVector<RankTile> outputs;
+};
+
+/// A distributed program: the entry's signature (whole tensors), one
+/// program per rank, and the fingerprint of the plan.
+struct DistributedSignature {
+  EntrySignature global;
+  std::vector<RankSignature> ranks;
+  int64_t fingerprint = 0;
+};
 
 /// How to compile a module to native code.
 struct CodegenOptions {
@@ -174,6 +201,159 @@ compileToExecutable(ModuleOp module, StringRef output,
 LogicalResult compileToObject(ModuleOp module, StringRef output,
                               const CodegenOptions &options,
                               EntrySignature *signature = nullptr);
+
+//===----------------------------------------------------------------------===//
+// Distributed programs (one program per MPI rank)
+//===----------------------------------------------------------------------===//
+
+/// Takes a planned module (every function planned for N devices, see
+/// tra-decompose): splits the entry into one function per rank
+/// (tra-localize) and lowers them all to the LLVM dialect, their tile moves
+/// to MPI. Returns the signatures; `module` is lowered in place.
+FailureOr<DistributedSignature>
+lowerDistributedToLLVMDialect(ModuleOp module, const CodegenOptions &options);
+
+/// translateToLLVMIR for a distributed program: the descriptor lists one
+/// program per rank (runtime ABI `TraExecRankProgram`).
+std::unique_ptr<llvm::Module>
+translateDistributedToLLVMIR(ModuleOp module,
+                             const DistributedSignature &signature,
+                             llvm::LLVMContext &context,
+                             int64_t numThreads = 0);
+
+/// Link options of distributed executables: the MPI driver and runtime
+/// (runtime/mpi) and the MPI library. `runtimeLibraries` is empty if this
+/// compiler was built without MPI.
+LinkOptions getDistributedLinkOptions();
+
+/// Compiles a planned `module` to a distributed object / executable (run it
+/// with `mpirun -np N`).
+LogicalResult compileDistributedToObject(ModuleOp module, StringRef output,
+                                         const CodegenOptions &options);
+LogicalResult compileDistributedToExecutable(ModuleOp module,
+                                             StringRef output,
+                                             const CodegenOptions &options);
+
+//===----------------------------------------------------------------------===//
+// Shared libraries, in-process execution and the library cache
+// (SharedLibrary.cpp)
+//===----------------------------------------------------------------------===//
+
+} // namespace tra
+} // namespace mlir
+
+/// The program descriptor of runtime/exec/include/tra/Exec/ABI.h.
+struct TraExecProgram;
+
+namespace mlir {
+namespace tra {
+
+/// Returns the link options of shared libraries: the executable runtime's
+/// TRAExec archive (no `main`, no command line) and the system libraries.
+LinkOptions getDefaultSharedLibraryLinkOptions();
+
+/// Links `objects` with the runtime into the shared library `output`
+/// (`-shared`), written atomically (a temporary file renamed into place).
+llvm::Error linkSharedLibrary(ArrayRef<std::string> objects, StringRef output,
+                              const LinkOptions &options);
+
+/// Compiles `module` to the shared library `output`, which defines
+/// `tra_exec_program` (the descriptor of runtime/exec's ABI.h) and the
+/// runtime functions compiled code calls. `module` is lowered in place.
+LogicalResult compileToSharedLibrary(
+    ModuleOp module, StringRef output, const CodegenOptions &options,
+    EntrySignature *signature = nullptr,
+    const LinkOptions &linkOptions = getDefaultSharedLibraryLinkOptions());
+
+/// A shared library compiled by tra, loaded into this process (dlopen with
+/// RTLD_LOCAL, so several libraries, each with its own `tra_exec_program`,
+/// can be loaded at once). Closed on destruction.
+class LoadedProgram {
+public:
+  /// Loads `path` and checks its descriptor (ABI version, tables). Errors
+  /// name the file.
+  static llvm::Expected<std::unique_ptr<LoadedProgram>> open(StringRef path);
+  ~LoadedProgram();
+  LoadedProgram(const LoadedProgram &) = delete;
+  LoadedProgram &operator=(const LoadedProgram &) = delete;
+
+  /// The descriptor the library defines.
+  const TraExecProgram &program() const { return *descriptor; }
+  /// Returns an error unless the library's entry has exactly `signature`'s
+  /// inputs and outputs (names, element types, shapes, in order).
+  llvm::Error checkSignature(const EntrySignature &signature) const;
+  /// Sets the BLAS thread count of the library's runtime (at least 1).
+  void setNumThreads(int64_t threads) const;
+  /// Runs the entry: numInputs + numOutputs buffers, inputs then outputs.
+  void run(void *const *buffers) const;
+
+private:
+  LoadedProgram() = default;
+  void *handle = nullptr;
+  const TraExecProgram *descriptor = nullptr;
+  void (*setThreads)(int64_t) = nullptr;
+  std::string path;
+};
+
+/// Identifies the code this build generates: the runtime ABI version, the
+/// LLVM version and the size and time of the compiler binary and runtime
+/// archives. Part of every library cache key.
+std::string getCompilerIdentity();
+
+/// The default library cache: $XDG_CACHE_HOME/tra, else ~/.cache/tra; ""
+/// if neither is known.
+std::string getDefaultLibraryCacheDirectory();
+
+/// Returns the cache key (64 hex digits, SHA-256) of compiling `module` with
+/// `options`: the module's text, the options (the host CPU and features when
+/// they are empty), `extra` (e.g. the hardware description) and
+/// getCompilerIdentity().
+std::string computeLibraryCacheKey(ModuleOp module,
+                                   const CodegenOptions &options,
+                                   StringRef extra);
+
+/// A program compiled (or found in the cache) and loaded.
+struct CompiledProgram {
+  std::unique_ptr<LoadedProgram> program;
+  /// The entry's signature, as in the model.
+  EntrySignature signature;
+  /// True if the library came from the cache (nothing was compiled).
+  bool fromCache = false;
+  /// Seconds spent compiling (0 when loaded from the cache).
+  double compileSeconds = 0;
+  /// The cache entry, or "" when compiled without the cache.
+  std::string cachePath;
+};
+
+/// Compiles `module` (its entry `options.entry`) into a shared library and
+/// loads it. With a non-empty `cacheDirectory`, the library is first looked
+/// up there by computeLibraryCacheKey(module, options, keyExtra); a valid
+/// entry (its SHA-256 matches the manifest written with it, it loads, its
+/// descriptor has the entry's signature) is loaded without compiling. A
+/// corrupt or stale entry is reported on `notes` and rebuilt. New entries
+/// are written atomically (temporary files renamed into place: the library
+/// first, then its manifest). Without a cache directory the library is
+/// compiled into a temporary directory that is removed once it is loaded.
+/// `module` is lowered in place if it is compiled.
+llvm::Expected<CompiledProgram>
+loadOrCompileProgram(ModuleOp module, const CodegenOptions &options,
+                     StringRef cacheDirectory, StringRef keyExtra,
+                     llvm::raw_ostream &notes);
+
+/// The files `compileToLibrary` writes for `-o output`: output without a
+/// trailing ".o", plus ".o", ".h" and ".so".
+struct LibraryPaths {
+  std::string object, header, sharedLibrary;
+};
+LibraryPaths getLibraryPaths(StringRef output);
+
+/// `tra-compile --emit=lib`: compiles `module` to an object (to link with
+/// the runtime's TRAExec archive), its C header (writeCHeader) and a shared
+/// library (the object linked with TRAExec), named by getLibraryPaths.
+/// On failure none of the three is left behind.
+LogicalResult compileToLibrary(
+    ModuleOp module, StringRef output, const CodegenOptions &options,
+    const LinkOptions &linkOptions = getDefaultSharedLibraryLinkOptions());
 
 } // namespace tra
 } // namespace mlir

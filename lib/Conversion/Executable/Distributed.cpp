@@ -1,0 +1,232 @@
+//===- Distributed.cpp - Executables that run as MPI jobs -----------------===//
+//
+// A planned module (tra_plan) becomes one program per rank (tra-localize),
+// lowered like a one-device program except that the tile moves bufferize
+// to the mpi dialect and the tra MPI runtime; the descriptor lists every
+// rank's program and the tiles it reads and writes; the executable links
+// the MPI driver (runtime/mpi/MainMPI.cpp).
+//
+//===----------------------------------------------------------------------===//
+
+#include "tra/Conversion/Distribute/Distribute.h"
+#include "tra/Conversion/Executable/Executable.h"
+#include "tra/Conversion/Pipeline/Pipeline.h"
+#include "tra/Dialect/Comm/IR/Comm.h"
+#include "tra/Optimizer/PlanDialect.h"
+
+#include "DistributedConfig.inc"
+
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/Module.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FileUtilities.h"
+#include "llvm/Target/TargetMachine.h"
+#include "llvm/Support/raw_ostream.h"
+#include "llvm/Support/xxhash.h"
+
+using namespace mlir;
+using namespace mlir::tra;
+
+/// Splits a ';'-separated CMake list.
+static SmallVector<std::string> splitCMakeList(StringRef list) {
+  SmallVector<StringRef> parts;
+  list.split(parts, ';', /*MaxSplit=*/-1, /*KeepEmpty=*/false);
+  return llvm::map_to_vector(parts, [](StringRef s) { return s.str(); });
+}
+
+LinkOptions mlir::tra::getDistributedLinkOptions() {
+  LinkOptions options = getDefaultLinkOptions();
+  options.runtimeLibraries = splitCMakeList(TRA_EXEC_MPI_RUNTIME_LIBRARIES);
+  SmallVector<std::string> system = splitCMakeList(TRA_EXEC_MPI_LIBRARIES);
+  system.append(options.systemLibraries.begin(),
+                options.systemLibraries.end());
+  options.systemLibraries = std::move(system);
+  return options;
+}
+
+/// Reads the tile attributes of argument/result `i` of a rank function.
+static FailureOr<RankTile> getRankTile(func::FuncOp func, DictionaryAttr attrs,
+                                       const EntryTensor &local,
+                                       ArrayRef<EntryTensor> global,
+                                       StringRef what) {
+  RankTile tile;
+  auto it = llvm::find_if(
+      global, [&](const EntryTensor &t) { return t.name == local.name; });
+  if (it == global.end())
+    return func.emitError("rank function ")
+           << what << " '" << local.name << "' is not an entry " << what;
+  tile.tensor = it - global.begin();
+  auto offsets = dyn_cast_if_present<DenseI64ArrayAttr>(
+      attrs ? attrs.get(kOffsetsAttrName) : Attribute());
+  if (!offsets || offsets.size() != int64_t(local.shape.size()))
+    return func.emitError("rank function ")
+           << what << " '" << local.name << "' has no valid "
+           << kOffsetsAttrName;
+  tile.offsets.assign(offsets.asArrayRef().begin(), offsets.asArrayRef().end());
+  if (auto owner = dyn_cast_if_present<BoolAttr>(
+          attrs ? attrs.get(kOwnerAttrName) : Attribute()))
+    tile.owner = owner.getValue();
+  return tile;
+}
+
+FailureOr<DistributedSignature>
+mlir::tra::lowerDistributedToLLVMDialect(ModuleOp module,
+                                         const CodegenOptions &options) {
+  MLIRContext *ctx = module.getContext();
+  DialectRegistry registry;
+  registerTRACodegenDialects(registry);
+  registerDistributeDialects(registry);
+  ctx->appendDialectRegistry(registry);
+
+  FailureOr<func::FuncOp> entry = findEntryFunction(module, options.entry);
+  if (failed(entry))
+    return failure();
+  auto devices = (*entry)->getAttrOfType<IntegerAttr>(
+      plan::PlanDialect::kNumDevicesAttrName);
+  if (!devices)
+    return (*entry).emitError("@")
+           << (*entry).getName()
+           << " is not planned: run tra-decompose before distributed code "
+              "generation";
+  DistributedSignature signature;
+  FailureOr<EntrySignature> global = getEntrySignature(*entry);
+  if (failed(global))
+    return failure();
+  signature.global = std::move(*global);
+  std::string name = (*entry).getName().str();
+  // Only the entry is compiled.
+  for (auto func : llvm::make_early_inc_range(module.getOps<func::FuncOp>()))
+    if (func != *entry && !func.isExternal())
+      func.erase();
+
+  // The fingerprint: the planned program, as every rank compiled it.
+  {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    module.print(os, OpPrintingFlags().elideLargeElementsAttrs(0));
+    signature.fingerprint = int64_t(llvm::xxh3_64bits(text) >> 1);
+  }
+
+  PassManager localize(ctx);
+  localize.addPass(createLocalize());
+  if (failed(localize.run(module)))
+    return failure();
+
+  int64_t numRanks = devices.getInt();
+  SmallVector<std::string> rankNames;
+  for (int64_t r = 0; r < numRanks; ++r) {
+    std::string rankName = getRankFunctionName(name, r);
+    auto func = module.lookupSymbol<func::FuncOp>(rankName);
+    if (!func)
+      return module.emitError("tra-localize did not produce @") << rankName;
+    RankSignature rank;
+    FailureOr<EntrySignature> local = getEntrySignature(func);
+    if (failed(local))
+      return failure();
+    rank.local = std::move(*local);
+    for (auto [i, tensor] : llvm::enumerate(rank.local.inputs)) {
+      FailureOr<RankTile> tile = getRankTile(
+          func, func.getArgAttrDict(i), tensor, signature.global.inputs,
+          "argument");
+      if (failed(tile))
+        return failure();
+      rank.inputs.push_back(std::move(*tile));
+    }
+    for (auto [i, tensor] : llvm::enumerate(rank.local.outputs)) {
+      FailureOr<RankTile> tile = getRankTile(
+          func, func.getResultAttrDict(i), tensor, signature.global.outputs,
+          "result");
+      if (failed(tile))
+        return failure();
+      rank.outputs.push_back(std::move(*tile));
+    }
+    signature.ranks.push_back(std::move(rank));
+    rankNames.push_back(rankName);
+  }
+  // Ranks whose programs are the same code (replicated work, or the same
+  // moves with the same partners) share one function: only the tile
+  // offsets differ, and those are in the descriptor.
+  llvm::StringMap<std::string> firstWithBody;
+  std::vector<std::string> implementation(numRanks);
+  for (int64_t r = 0; r < numRanks; ++r) {
+    auto func = module.lookupSymbol<func::FuncOp>(rankNames[r]);
+    OwningOpRef<func::FuncOp> copy = func.clone();
+    copy->setSymName("rank");
+    (*copy)->removeAttr(comm::CommDialect::kRankAttrName);
+    for (unsigned i = 0, e = copy->getNumArguments(); i < e; ++i)
+      copy->setArgAttrs(i, ArrayRef<NamedAttribute>{});
+    for (unsigned i = 0, e = copy->getNumResults(); i < e; ++i)
+      copy->setResultAttrs(i, ArrayRef<NamedAttribute>{});
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    copy->print(os, OpPrintingFlags().elideLargeElementsAttrs(0));
+    auto [it, inserted] = firstWithBody.try_emplace(text, rankNames[r]);
+    implementation[r] = it->second;
+    if (!inserted)
+      func.erase();
+  }
+  if (failed(prefixModelSymbols(module)))
+    return failure();
+  for (int64_t r = 0; r < numRanks; ++r)
+    signature.ranks[r].local.symbol =
+        (kModelSymbolPrefix + implementation[r]).str();
+
+  TRAToLLVMPipelineOptions pipelineOptions;
+  pipelineOptions.blas = options.blas;
+  pipelineOptions.blasMinFlops = options.blasMinFlops;
+  pipelineOptions.boundsChecks = options.boundsChecks;
+  pipelineOptions.fuseElementwise = options.fuseElementwise;
+  pipelineOptions.profile = false;
+  PassManager pm(ctx);
+  buildTRAToLinalgStage(pm, pipelineOptions);
+  buildBufferizationStage(pm, pipelineOptions);
+  pm.addPass(createConvertMPIToLLVM());
+  buildLLVMStage(pm, pipelineOptions);
+  if (failed(pm.run(module)))
+    return failure();
+  return FailureOr<DistributedSignature>(std::move(signature));
+}
+
+LogicalResult mlir::tra::compileDistributedToObject(
+    ModuleOp module, StringRef output, const CodegenOptions &options) {
+  FailureOr<DistributedSignature> signature =
+      lowerDistributedToLLVMDialect(module, options);
+  if (failed(signature))
+    return failure();
+  llvm::LLVMContext context;
+  std::unique_ptr<llvm::Module> llvmModule = translateDistributedToLLVMIR(
+      module, *signature, context, options.numThreads);
+  if (!llvmModule)
+    return failure();
+  auto machine = createTargetMachine(options);
+  if (!machine)
+    return module.emitError(llvm::toString(machine.takeError()));
+  optimizeLLVMModule(*llvmModule, **machine, options.optLevel);
+  if (llvm::Error error = emitObjectFile(*llvmModule, **machine, output))
+    return module.emitError(llvm::toString(std::move(error)));
+  return success();
+}
+
+LogicalResult mlir::tra::compileDistributedToExecutable(
+    ModuleOp module, StringRef output, const CodegenOptions &options) {
+  LinkOptions linkOptions = getDistributedLinkOptions();
+  if (linkOptions.runtimeLibraries.empty())
+    return module.emitError("this compiler was built without the MPI "
+                            "runtime (runtime/mpi): distributed programs "
+                            "cannot be linked");
+  SmallString<128> object;
+  if (std::error_code ec =
+          llvm::sys::fs::createTemporaryFile("tra-model", "o", object))
+    return module.emitError("cannot create a temporary object file: ")
+           << ec.message();
+  llvm::FileRemover removeObject(object);
+  if (failed(compileDistributedToObject(module, object, options)))
+    return failure();
+  if (llvm::Error error =
+          linkExecutable({std::string(object.str())}, output, linkOptions))
+    return module.emitError(llvm::toString(std::move(error)));
+  return success();
+}
