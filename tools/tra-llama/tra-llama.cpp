@@ -4,15 +4,26 @@
 //   tra-llama run  --checkpoint MODEL.bin [--steps N] [--prompt-ids 1,2,3]
 //                  [--tokenizer TOK.bin --prompt TEXT]
 //                  [--print-ids] [--logits-out FILE.npy]
+//                  [--hw local|FILE.json] [--num-threads N] [--prefill=false]
+//                  [--cache-dir DIR | --no-cache] [--bench-json FILE]
 //   tra-llama tokenize --tokenizer TOK.bin TEXT
+//   tra-llama reshard --checkpoint PATH --hw FILE.json -o DIR
+//                     [--dtype f32|f16|bf16|keep] [--quiet]   (Reshard.h)
 //
 // `emit` writes the model-level tra IR of one step of the model (built from
 // the checkpoint's hyper-parameters) so it can be inspected or compiled.
-// `run` generates greedily (temperature 0) from the prompt (default: BOS),
-// executing every step with the reference interpreter.
+// `run` generates greedily (temperature 0) from the prompt (default: BOS):
+// the prompt runs as one step of all its tokens (prefill), then one token
+// per step. With --engine=compiled (default) @forward is compiled for each
+// step length into a shared library (cached by a hash of the model IR, the
+// hardware and the compiler) that is loaded into this process; the weights
+// and KV caches stay in memory. --engine=interpreter uses the reference
+// interpreter.
 //
 //===----------------------------------------------------------------------===//
 
+#include "Distributed.h"
+#include "Reshard.h"
 #include "tra/Conversion/Executable/Executable.h"
 #include "tra/Dialect/TRA/IR/TRAOps.h"
 #include "tra/Frontend/Llama.h"
@@ -28,6 +39,8 @@
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
@@ -35,7 +48,9 @@
 #include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <array>
 #include <chrono>
+#include <map>
 
 using namespace mlir;
 using namespace mlir::tra;
@@ -93,6 +108,32 @@ static cl::opt<std::string> hwSpec("hw",
                                    cl::desc("hardware description (local or "
                                             "FILE.json)"),
                                    cl::init("local"));
+static cl::opt<int64_t> numThreads("num-threads",
+                                   cl::desc("BLAS threads of the compiled "
+                                            "model (default: the hardware "
+                                            "description's cores)"),
+                                   cl::init(0));
+static cl::opt<bool> prefill("prefill",
+                             cl::desc("run the prompt as one step of all its "
+                                      "tokens (default; --prefill=false: one "
+                                      "token per step)"),
+                             cl::init(true));
+static cl::opt<std::string>
+    cacheDirectory("cache-dir",
+                   cl::desc("where compiled models are cached (default: "
+                            "$XDG_CACHE_HOME/tra or ~/.cache/tra)"),
+                   cl::init(""));
+static cl::opt<bool> emulateOnCpu(
+    "emulate-on-cpu",
+    cl::desc("run the plan for a --hw file with GPUs with CPU code, one MPI "
+             "rank per device, on this machine"));
+static cl::opt<bool> noCache("no-cache",
+                             cl::desc("compile without reading or writing "
+                                      "the cache"));
+static cl::opt<std::string> benchJson("bench-json",
+                                      cl::desc("write prefill and decode "
+                                               "timings to FILE.json"),
+                                      cl::init(""));
 
 static int fail(const llvm::Twine &message) {
   llvm::WithColor::error(llvm::errs(), "tra-llama") << message << "\n";
@@ -124,113 +165,214 @@ static int emit(MLIRContext &ctx, const rt::LlamaCheckpoint &ckpt) {
 }
 
 namespace {
-/// Runs decoding steps with @forward compiled to a native executable: the
-/// weights and rotary tables go to one safetensors file, every step passes
-/// the token, the position and the KV caches as .npy files.
+/// Runs @forward compiled into shared libraries loaded into this process:
+/// one program per step length (1 token for decoding; the prompt length for
+/// prefill). The weights are passed where the checkpoint holds them, the
+/// rotary tables and KV caches stay in memory. The caches are
+/// double-buffered: a step reads one set and writes the other (the program
+/// returns the updated caches), then the two sets swap.
 class CompiledModel {
 public:
-  ~CompiledModel() {
-    if (!dir.empty())
-      llvm::sys::fs::remove_directories(dir);
+  /// Prepares the buffers; returns "" or an error message.
+  std::string init(const rt::LlamaCheckpoint &ckpt, int64_t numThreads) {
+    p = ckpt.params;
+    threads = numThreads;
+    computeRopeTables(p, cosTable, sinTable);
+    for (auto &[name, t] : ckpt.weights) {
+      if (t.dtype() == rt::DType::F32) {
+        weights[name] = {&t, t.data()};
+        continue;
+      }
+      // Not f32 (a Meta checkpoint in f16/bf16): convert once.
+      std::vector<float> &copy = converted[name];
+      copy.resize(t.numElements());
+      for (int64_t i = 0; i < t.numElements(); ++i)
+        copy[i] = float(t.loadAsDouble(i));
+      weights[name] = {&t, copy.data()};
+    }
+    size_t cacheElements = size_t(p.maxSeqLen * p.nKvHeads * p.headDim());
+    for (auto &set : caches) {
+      set.resize(2 * p.nLayers);
+      for (std::vector<float> &cache : set)
+        cache.assign(cacheElements, 0.0f);
+    }
+    return "";
   }
 
-  /// Compiles the model; returns "" or an error message.
-  std::string init(MLIRContext &ctx, const rt::LlamaCheckpoint &ckpt,
-                   int64_t threads) {
-    p = ckpt.params;
-    llvm::SmallString<128> path;
-    if (llvm::sys::fs::createUniqueDirectory("tra-llama", path))
-      return "cannot create a temporary directory";
-    dir = std::string(path);
-    OwningOpRef<ModuleOp> module = buildLlamaModule(&ctx, p, /*seqLen=*/1);
+  /// Compiles (or loads from the cache) @forward over `seq` tokens per
+  /// step; returns "" or an error message.
+  std::string addProgram(MLIRContext &ctx, int64_t seq,
+                         const std::string &cacheDir,
+                         const std::string &keyExtra) {
+    OwningOpRef<ModuleOp> module = buildLlamaModule(&ctx, p, seq);
+    if (failed(verify(*module)))
+      return "internal error: the generated model does not verify";
     CodegenOptions options;
     options.entry = "forward";
     options.numThreads = threads;
-    exe = file("forward");
-    if (failed(compileToExecutable(*module, exe, options)))
-      return "code generation failed";
-    std::vector<rt::NamedTensor> tensors;
-    for (auto &[name, t] : ckpt.weights)
-      tensors.push_back({name, t});
-    std::vector<float> cosTable, sinTable;
-    computeRopeTables(p, cosTable, sinTable);
-    std::vector<int64_t> shape = {p.maxSeqLen, p.headDim() / 2};
-    tensors.push_back(
-        {"freqs_cos",
-         rt::HostTensor::copyOf(rt::DType::F32, shape, cosTable.data())});
-    tensors.push_back(
-        {"freqs_sin",
-         rt::HostTensor::copyOf(rt::DType::F32, shape, sinTable.data())});
-    weights = file("weights.safetensors");
-    if (rt::Status st = rt::writeSafetensors(weights, tensors); !st)
-      return st.message();
-    rt::HostTensor zero = rt::HostTensor::zeros(
-        rt::DType::F32, {p.maxSeqLen, p.nKvHeads, p.headDim()});
-    for (int64_t l = 0; l < p.nLayers; ++l)
-      for (const char *kind : {"k", "v"})
-        if (rt::Status st = rt::writeNpy(cacheFile(l, kind, parity), zero); !st)
-          return st.message();
+    options.profile = false;
+    std::string notes;
+    llvm::raw_string_ostream notesStream(notes);
+    auto start = std::chrono::steady_clock::now();
+    llvm::Expected<CompiledProgram> compiled =
+        loadOrCompileProgram(*module, options, cacheDir, keyExtra, notesStream);
+    double seconds = std::chrono::duration<double>(
+                         std::chrono::steady_clock::now() - start)
+                         .count();
+    for (llvm::StringRef line : llvm::split(llvm::StringRef(notes).rtrim(), '\n'))
+      if (!line.empty())
+        llvm::errs() << "tra-llama: " << line << "\n";
+    if (!compiled)
+      return llvm::toString(compiled.takeError());
+    llvm::StringRef perStep = seq == 1 ? " token per step" : " tokens per step";
+    if (compiled->fromCache)
+      llvm::errs() << "tra-llama: loaded cached @forward (" << seq << perStep
+                   << ") in " << llvm::format("%.2f", seconds) << " s from "
+                   << compiled->cachePath << "\n";
+    else
+      llvm::errs() << "tra-llama: compiled @forward in "
+                   << llvm::format("%.2f", compiled->compileSeconds) << " s ("
+                   << seq << perStep << ")\n";
+    compileSeconds += compiled->compileSeconds;
+    anyCompiled |= !compiled->fromCache;
+
+    Program &program = programs[seq];
+    program.seq = seq;
+    program.library = std::move(compiled->program);
+    program.library->setNumThreads(threads);
+    program.tokens.assign(seq, 0);
+    program.logits.assign(seq * p.vocabSize, 0.0f);
+    const EntrySignature &sig = compiled->signature;
+    program.buffers.assign(sig.inputs.size() + sig.outputs.size(), nullptr);
+    // Binds every input and output by name, checking its type and shape.
+    auto expect = [&](const EntryTensor &t, ExecElementType type,
+                      llvm::ArrayRef<int64_t> shape) -> std::string {
+      if (t.elementType == type && llvm::ArrayRef(t.shape) == shape)
+        return "";
+      std::string s;
+      llvm::raw_string_ostream os(s);
+      os << "@forward's " << t.name << " is "
+         << stringifyExecElementType(t.elementType) << "[";
+      llvm::interleaveComma(t.shape, os);
+      os << "], but the host buffer is " << stringifyExecElementType(type)
+         << "[";
+      llvm::interleaveComma(shape, os);
+      os << "]";
+      return s;
+    };
+    std::vector<int64_t> cacheShape = {p.maxSeqLen, p.nKvHeads, p.headDim()};
+    std::vector<int64_t> tableShape = {p.maxSeqLen, p.headDim() / 2};
+    auto cacheIndex = [&](llvm::StringRef name, llvm::StringRef suffix,
+                          int64_t &index) {
+      // "layers.L.k_cache" + suffix -> 2 * L + (k ? 0 : 1)
+      if (!name.consume_front("layers.") || !name.consume_back(suffix))
+        return false;
+      auto [layer, kind] = name.split('.');
+      int64_t l;
+      if (layer.getAsInteger(10, l) || l < 0 || l >= p.nLayers ||
+          (kind != "k_cache" && kind != "v_cache"))
+        return false;
+      index = 2 * l + (kind == "k_cache" ? 0 : 1);
+      return true;
+    };
+    for (auto [i, t] : llvm::enumerate(sig.inputs)) {
+      std::string error;
+      int64_t index;
+      if (t.name == "tokens") {
+        error = expect(t, ExecElementType::i64, {seq});
+        program.buffers[i] = program.tokens.data();
+      } else if (t.name == "pos") {
+        error = expect(t, ExecElementType::i64, {});
+        program.buffers[i] = &program.pos;
+      } else if (t.name == "freqs_cos" || t.name == "freqs_sin") {
+        error = expect(t, ExecElementType::f32, tableShape);
+        program.buffers[i] = const_cast<float *>(
+            t.name == "freqs_cos" ? cosTable.data() : sinTable.data());
+      } else if (cacheIndex(t.name, "", index)) {
+        error = expect(t, ExecElementType::f32, cacheShape);
+        program.cacheInputs.push_back({i, index});
+      } else if (auto w = weights.find(t.name); w != weights.end()) {
+        error = expect(t, ExecElementType::f32, w->second.tensor->shape());
+        program.buffers[i] = const_cast<void *>(w->second.data);
+      } else {
+        error = "the checkpoint has no tensor '" + t.name + "'";
+      }
+      if (!error.empty())
+        return error;
+    }
+    size_t firstOutput = sig.inputs.size();
+    for (auto [i, t] : llvm::enumerate(sig.outputs)) {
+      std::string error;
+      int64_t index;
+      if (t.name == "logits") {
+        error = expect(t, ExecElementType::f32, {seq, p.vocabSize});
+        program.buffers[firstOutput + i] = program.logits.data();
+      } else if (cacheIndex(t.name, "_out", index)) {
+        error = expect(t, ExecElementType::f32, cacheShape);
+        program.cacheOutputs.push_back({firstOutput + i, index});
+      } else {
+        error = "internal error: unknown @forward result '" + t.name + "'";
+      }
+      if (!error.empty())
+        return error;
+    }
+    if (program.cacheInputs.size() != size_t(2 * p.nLayers) ||
+        program.cacheOutputs.size() != size_t(2 * p.nLayers))
+      return "internal error: @forward does not pass every KV cache";
     return "";
   }
 
-  /// Runs one step; fills `logits` or returns an error message.
-  std::string step(int64_t token, int64_t pos, std::vector<double> &logits) {
-    rt::HostTensor tok =
-        rt::HostTensor::fromDoubles(rt::DType::I64, {1}, {double(token)});
-    rt::HostTensor at =
-        rt::HostTensor::fromDoubles(rt::DType::I64, {}, {double(pos)});
-    if (rt::Status st = rt::writeNpy(file("tokens.npy"), tok); !st)
-      return st.message();
-    if (rt::Status st = rt::writeNpy(file("pos.npy"), at); !st)
-      return st.message();
-    std::vector<std::string> args = {exe,
-                                     "--weights",
-                                     weights,
-                                     "--input",
-                                     "tokens=" + file("tokens.npy"),
-                                     "--input",
-                                     "pos=" + file("pos.npy"),
-                                     "--output",
-                                     "logits=" + file("logits.npy")};
-    for (int64_t l = 0; l < p.nLayers; ++l)
-      for (const char *kind : {"k", "v"}) {
-        std::string name = "layers." + std::to_string(l) + "." + kind;
-        args.push_back("--input");
-        args.push_back(name + "_cache=" + cacheFile(l, kind, parity));
-        args.push_back("--output");
-        args.push_back(name + "_cache_out=" + cacheFile(l, kind, !parity));
-      }
-    std::vector<llvm::StringRef> argv(args.begin(), args.end());
-    std::string error;
-    int rc =
-        llvm::sys::ExecuteAndWait(exe, argv, std::nullopt, {}, 0, 0, &error);
-    if (rc != 0)
-      return "the compiled model failed at position " + std::to_string(pos) +
-             (error.empty() ? "" : ": " + error);
+  /// Runs one step over `tokens` at positions pos ..; `logits` receives
+  /// tokens.size() rows. Returns "" or an error message.
+  std::string step(llvm::ArrayRef<int64_t> tokens, int64_t pos,
+                   std::vector<double> &logits) {
+    auto it = programs.find(int64_t(tokens.size()));
+    if (it == programs.end())
+      return "internal error: no program for " +
+             std::to_string(tokens.size()) + " tokens per step";
+    Program &program = it->second;
+    if (pos < 0 || pos + int64_t(tokens.size()) > p.maxSeqLen)
+      return "position " + std::to_string(pos) + " out of range";
+    llvm::copy(tokens, program.tokens.begin());
+    program.pos = pos;
+    for (auto [slot, index] : program.cacheInputs)
+      program.buffers[slot] = caches[parity][index].data();
+    for (auto [slot, index] : program.cacheOutputs)
+      program.buffers[slot] = caches[!parity][index].data();
+    program.library->run(program.buffers.data());
     parity = !parity;
-    rt::Result<rt::HostTensor> out = rt::readNpy(file("logits.npy"));
-    if (!out)
-      return out.message();
-    logits.resize(out->numElements());
-    for (int64_t i = 0; i < out->numElements(); ++i)
-      logits[i] = out->loadAsDouble(i);
+    logits.assign(program.logits.begin(), program.logits.end());
     return "";
   }
+
+  double compileSeconds = 0;
+  bool anyCompiled = false;
 
 private:
-  std::string file(const std::string &name) const {
-    llvm::SmallString<128> path(dir);
-    llvm::sys::path::append(path, name);
-    return std::string(path);
-  }
-  std::string cacheFile(int64_t layer, const char *kind, bool which) const {
-    return file(std::string(kind) + "_cache_" + std::to_string(layer) +
-                (which ? "_b.npy" : "_a.npy"));
-  }
+  struct Program {
+    int64_t seq = 0;
+    std::unique_ptr<LoadedProgram> library;
+    std::vector<int64_t> tokens;
+    int64_t pos = 0;
+    std::vector<float> logits;
+    std::vector<void *> buffers;
+    /// (buffer slot, cache index 2 * layer + (k ? 0 : 1)).
+    std::vector<std::pair<size_t, int64_t>> cacheInputs, cacheOutputs;
+  };
+  struct Weight {
+    const rt::HostTensor *tensor;
+    const void *data;
+  };
 
   rt::LlamaParams p;
-  std::string dir, exe, weights;
+  int64_t threads = 1;
+  std::vector<float> cosTable, sinTable;
+  std::map<std::string, Weight> weights;
+  std::map<std::string, std::vector<float>> converted;
+  /// Two sets of 2 * nLayers caches; set `parity` holds the current ones.
+  std::array<std::vector<std::vector<float>>, 2> caches;
   bool parity = false;
+  std::map<int64_t, Program> programs;
 };
 } // namespace
 
@@ -273,28 +415,41 @@ static int run(MLIRContext &ctx, const rt::LlamaCheckpoint &ckpt) {
     return fail("--steps " + llvm::Twine(int64_t(steps)) + " must be in [" +
                 llvm::Twine(prompt.size()) + ", " + llvm::Twine(p.maxSeqLen) +
                 "] (prompt length, model seq_len)");
+  if (numThreads < 0)
+    return fail("--num-threads " + llvm::Twine(int64_t(numThreads)) +
+                " must be positive (0: the hardware description's cores)");
+  // The prompt runs as one step of all its tokens (prefill) unless
+  // --prefill=false; decoding runs one token per step.
+  const int64_t promptLen = int64_t(prompt.size());
+  SmallVector<int64_t> stepLengths = {1};
+  if (prefill && promptLen > 1)
+    stepLengths.push_back(promptLen);
 
-  OwningOpRef<ModuleOp> module = buildLlamaModule(&ctx, p, /*seqLen=*/1);
-  if (failed(verify(*module)))
-    return fail("internal error: the generated model does not verify");
-  auto forward = module->lookupSymbol<func::FuncOp>("forward");
-
-  // Arguments in the order of @forward.
-  Type f32 = Float32Type::get(&ctx), i64 = IntegerType::get(&ctx, 64);
-  std::vector<float> cosTable, sinTable;
-  computeRopeTables(p, cosTable, sinTable);
+  // The interpreter runs @forward of each step length on interpreter
+  // tensors: the arguments in the order of @forward (tokens set per step).
+  std::map<int64_t, OwningOpRef<ModuleOp>> modules;
   SmallVector<InterpTensor> args;
-  args.emplace_back(i64, ArrayRef<int64_t>{1});
-  args.emplace_back(i64, ArrayRef<int64_t>{});
-  InterpTensor fc(f32, {p.maxSeqLen, p.headDim() / 2});
-  InterpTensor fs = fc;
-  fc.data.assign(cosTable.begin(), cosTable.end());
-  fs.data.assign(sinTable.begin(), sinTable.end());
-  args.push_back(std::move(fc));
-  args.push_back(std::move(fs));
-  for (int64_t l = 0; l < 2 * p.nLayers; ++l)
-    args.emplace_back(f32,
-                      ArrayRef<int64_t>{p.maxSeqLen, p.nKvHeads, p.headDim()});
+  if (engine == Engine::Interpreter) {
+    for (int64_t seq : stepLengths) {
+      modules[seq] = buildLlamaModule(&ctx, p, seq);
+      if (failed(verify(*modules[seq])))
+        return fail("internal error: the generated model does not verify");
+    }
+    Type f32 = Float32Type::get(&ctx), i64 = IntegerType::get(&ctx, 64);
+    std::vector<float> cosTable, sinTable;
+    computeRopeTables(p, cosTable, sinTable);
+    args.emplace_back(i64, ArrayRef<int64_t>{1});
+    args.emplace_back(i64, ArrayRef<int64_t>{});
+    InterpTensor fc(f32, {p.maxSeqLen, p.headDim() / 2});
+    InterpTensor fs = fc;
+    fc.data.assign(cosTable.begin(), cosTable.end());
+    fs.data.assign(sinTable.begin(), sinTable.end());
+    args.push_back(std::move(fc));
+    args.push_back(std::move(fs));
+    for (int64_t l = 0; l < 2 * p.nLayers; ++l)
+      args.emplace_back(
+          f32, ArrayRef<int64_t>{p.maxSeqLen, p.nKvHeads, p.headDim()});
+  }
   for (auto &[name, shape] : rt::llamaWeightShapes(p)) {
     const rt::HostTensor *t = ckpt.find(name);
     if (!t)
@@ -305,54 +460,112 @@ static int run(MLIRContext &ctx, const rt::LlamaCheckpoint &ckpt) {
   }
 
   std::unique_ptr<CompiledModel> compiled;
-  auto compileStart = std::chrono::steady_clock::now();
-  if (engine == Engine::Compiled) {
-    if (hw->numDevices() != 1)
-      return fail(hw->getName() + " has " + llvm::Twine(hw->numDevices()) +
-                  " devices: multi-device execution is not implemented yet; "
-                  "use a one-device hardware file or --engine=interpreter");
-    compiled = std::make_unique<CompiledModel>();
-    if (std::string e = compiled->init(ctx, ckpt, hw->getDevice(0).cores);
+  std::unique_ptr<DistributedModel> distributed;
+  if (engine == Engine::Compiled && hw->numDevices() != 1) {
+    // One MPI job per step, one rank per device; the prompt runs token by
+    // token.
+    distributed = std::make_unique<DistributedModel>();
+    int64_t threads = numThreads > 0 ? int64_t(numThreads)
+                      : emulateOnCpu ? 1
+                                     : int64_t(hw->getDevice(0).cores);
+    auto start = std::chrono::steady_clock::now();
+    if (std::string e =
+            distributed->init(ctx, ckpt, *hw, threads, emulateOnCpu);
         !e.empty())
       return fail(e);
-    llvm::errs() << "tra-llama: compiled @forward in "
-                 << llvm::format("%.2f", std::chrono::duration<double>(
-                                             std::chrono::steady_clock::now() -
-                                             compileStart)
-                                             .count())
+    llvm::errs() << "tra-llama: compiled @forward for "
+                 << distributed->numRanks() << " MPI ranks in "
+                 << llvm::format("%.1f",
+                                 std::chrono::duration<double>(
+                                     std::chrono::steady_clock::now() - start)
+                                     .count())
                  << " s\n";
+    stepLengths = {1};
+  } else if (engine == Engine::Compiled) {
+    int64_t threads =
+        numThreads > 0 ? int64_t(numThreads) : int64_t(hw->getDevice(0).cores);
+    std::string cacheDir;
+    if (!noCache) {
+      cacheDir = cacheDirectory.empty() ? getDefaultLibraryCacheDirectory()
+                                        : cacheDirectory.getValue();
+      if (cacheDir.empty())
+        llvm::errs() << "tra-llama: no cache directory (neither "
+                        "XDG_CACHE_HOME nor HOME is set); compiling without "
+                        "the cache\n";
+    }
+    compiled = std::make_unique<CompiledModel>();
+    if (std::string e = compiled->init(ckpt, threads); !e.empty())
+      return fail(e);
+    for (int64_t seq : stepLengths)
+      if (std::string e =
+              compiled->addProgram(ctx, seq, cacheDir, hw->toJSONText());
+          !e.empty())
+        return fail(e);
   }
 
+  // Runs one step over tokens[pos, pos + n); fills `logits` (n rows).
   SmallVector<int64_t> tokens(prompt.begin(), prompt.end());
   std::vector<double> allLogits, logits;
-  auto start = std::chrono::steady_clock::now();
-  for (int64_t pos = 0; pos < steps; ++pos) {
-    if (compiled) {
-      if (std::string e = compiled->step(tokens[pos], pos, logits); !e.empty())
-        return fail(e);
-    } else {
-      args[0].data[0] = double(tokens[pos]);
-      args[1].data[0] = double(pos);
-      FailureOr<SmallVector<InterpTensor>> results = interpret(forward, args);
-      if (failed(results))
-        return fail("step " + llvm::Twine(pos) + " failed");
-      logits = (*results)[0].data;
-      for (int64_t l = 0; l < 2 * p.nLayers; ++l)
-        args[4 + l] = std::move((*results)[1 + l]);
-    }
+  auto runStep = [&](int64_t pos, int64_t n) -> std::string {
+    ArrayRef<int64_t> stepTokens = ArrayRef(tokens).slice(pos, n);
+    if (compiled)
+      return compiled->step(stepTokens, pos, logits);
+    if (distributed)
+      return distributed->step(stepTokens[0], pos, logits);
+    func::FuncOp forward = modules[n]->lookupSymbol<func::FuncOp>("forward");
+    args[0] = InterpTensor(IntegerType::get(&ctx, 64), ArrayRef<int64_t>{n});
+    for (int64_t i = 0; i < n; ++i)
+      args[0].data[i] = double(stepTokens[i]);
+    args[1].data[0] = double(pos);
+    FailureOr<SmallVector<InterpTensor>> results = interpret(forward, args);
+    if (failed(results))
+      return "step at position " + std::to_string(pos) + " failed";
+    logits = (*results)[0].data;
+    for (int64_t l = 0; l < 2 * p.nLayers; ++l)
+      args[4 + l] = std::move((*results)[1 + l]);
+    return "";
+  };
+  // Appends the logits and the greedy choice of the last row.
+  auto consume = [&]() {
     allLogits.insert(allLogits.end(), logits.begin(), logits.end());
-    if (pos + 1 < int64_t(tokens.size()))
-      continue; // still in the prompt
+    const double *last = logits.data() + logits.size() - p.vocabSize;
     int64_t best = 0;
     for (int64_t v = 1; v < p.vocabSize; ++v)
-      if (logits[v] > logits[best])
+      if (last[v] > last[best])
         best = v;
     tokens.push_back(best);
+  };
+  using Clock = std::chrono::steady_clock;
+  auto since = [](Clock::time_point start) {
+    return std::chrono::duration<double>(Clock::now() - start).count();
+  };
+
+  // Prefill: the prompt, as one step or token by token.
+  auto start = Clock::now();
+  bool oneStepPrefill = llvm::is_contained(stepLengths, promptLen);
+  if (oneStepPrefill) {
+    if (std::string e = runStep(0, promptLen); !e.empty())
+      return fail(e);
+  } else {
+    for (int64_t pos = 0; pos < promptLen; ++pos) {
+      if (std::string e = runStep(pos, 1); !e.empty())
+        return fail(e);
+      if (pos + 1 < promptLen)
+        allLogits.insert(allLogits.end(), logits.begin(), logits.end());
+    }
   }
-  double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
-          .count();
-  int64_t generated = int64_t(tokens.size()) - int64_t(prompt.size());
+  consume();
+  double prefillSeconds = since(start);
+  // Decoding: one token per step.
+  start = Clock::now();
+  for (int64_t pos = promptLen; pos < steps; ++pos) {
+    if (std::string e = runStep(pos, 1); !e.empty())
+      return fail(e);
+    consume();
+  }
+  double decodeSeconds = since(start);
+  int64_t decoded = steps - promptLen;
+
   if (tokenizer) {
     for (size_t i = 0; i < tokens.size(); ++i)
       llvm::outs() << tokenizer->decode(i ? tokens[i - 1] : -1, tokens[i]);
@@ -364,12 +577,20 @@ static int run(MLIRContext &ctx, const rt::LlamaCheckpoint &ckpt) {
     llvm::outs() << "\n";
     llvm::outs().flush();
   }
-  llvm::errs() << "tra-llama: " << generated << " tokens in "
-               << llvm::format("%.2f", seconds) << " s ("
-               << llvm::format("%.1f", generated / seconds) << " tokens/s, "
-               << (compiled ? "compiled, one process per step"
-                            : "reference interpreter")
-               << ")\n";
+  auto rate = [](int64_t n, double s) { return s > 0 ? n / s : 0.0; };
+  const char *how = compiled      ? "compiled, in process"
+                    : distributed ? "compiled, one MPI job per step"
+                                  : "reference interpreter";
+  llvm::errs() << "tra-llama: prefill: " << promptLen << " tokens in "
+               << llvm::format("%.3f", prefillSeconds) << " s ("
+               << llvm::format("%.1f", rate(promptLen, prefillSeconds))
+               << " tokens/s, "
+               << (oneStepPrefill ? "one step" : "one token per step") << ", "
+               << how << ")\n";
+  llvm::errs() << "tra-llama: decode: " << decoded << " tokens in "
+               << llvm::format("%.3f", decodeSeconds) << " s ("
+               << llvm::format("%.1f", rate(decoded, decodeSeconds))
+               << " tokens/s, " << how << ")\n";
   if (!logitsOut.empty()) {
     rt::Status status = rt::writeNpy(
         logitsOut,
@@ -377,6 +598,28 @@ static int run(MLIRContext &ctx, const rt::LlamaCheckpoint &ckpt) {
                                     {int64_t(steps), p.vocabSize}, allLogits));
     if (!status)
       return fail(status.message());
+  }
+  if (!benchJson.empty()) {
+    llvm::json::Object o{
+        {"engine", compiled ? "compiled" : "interpreter"},
+        {"prefill_tokens", promptLen},
+        {"prefill_seconds", prefillSeconds},
+        {"prefill_tokens_per_s", rate(promptLen, prefillSeconds)},
+        {"prefill_one_step", oneStepPrefill},
+        {"decode_tokens", decoded},
+        {"decode_seconds", decodeSeconds},
+        {"decode_tokens_per_s", rate(decoded, decodeSeconds)},
+        {"compile_seconds", compiled ? compiled->compileSeconds : 0.0},
+        {"compiled_now", compiled && compiled->anyCompiled}};
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    os << llvm::formatv("{0:2}", llvm::json::Value(std::move(o))) << "\n";
+    if (llvm::Error error = llvm::writeToOutput(
+            benchJson, [&](llvm::raw_ostream &out) {
+              out << text;
+              return llvm::Error::success();
+            }))
+      return fail(benchJson + ": " + llvm::toString(std::move(error)));
   }
   return 0;
 }
@@ -430,6 +673,8 @@ int main(int argc, char **argv) {
   cl::ParseCommandLineOptions(argc, argv, "tra LLaMA front end\n");
   if (command == "tokenize")
     return tokenize();
+  if (command == "reshard")
+    return runReshard({checkpointPath, hwSpec, outputPath, seqLen, maxSeqLen});
   if (command != "emit" && command != "run")
     return fail("unknown command '" + command +
                 "' (expected emit, run or tokenize)");
