@@ -4,6 +4,8 @@
 
 #include "tra/Runtime/Npy.h"
 #include "tra/Runtime/Safetensors.h"
+#include "tra/Runtime/TensorSource.h"
+#include "tra/Runtime/TraSplit.h"
 #include "tra/Runtime/Tensor.h"
 
 #include <algorithm>
@@ -13,6 +15,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <thread>
@@ -197,11 +200,27 @@ Result<HostTensor> checkArgument(const TraExecTensorInfo &info,
 /// The --weights checkpoints, searched in order.
 class Weights {
 public:
-  /// Opens `path`: a safetensors file, an index file, or a directory holding
-  /// an index file or safetensors files.
+  /// Opens `path`: a safetensors file, an index file, a directory holding
+  /// an index file or safetensors files, a checkpoint re-split per rank by
+  /// `tra-llama reshard` (tra-split.json), a Meta checkpoint directory
+  /// (params.json + consolidated.NN.pth) or a llama2.c .bin file.
   Status add(const std::string &path) {
     std::error_code ec;
-    if (!std::filesystem::is_directory(path, ec))
+    bool directory = std::filesystem::is_directory(path, ec);
+    bool other =
+        directory ? std::filesystem::exists(
+                        std::filesystem::path(path) / kTraSplitIndexName, ec) ||
+                        std::filesystem::exists(
+                            std::filesystem::path(path) / "params.json", ec)
+                  : path.size() > 4 && path.compare(path.size() - 4, 4, ".bin") == 0;
+    if (other) {
+      Result<std::unique_ptr<TensorSource>> source = openTensorSource(path);
+      if (!source)
+        return source.error();
+      sources.push_back(std::move(*source));
+      return Status::success();
+    }
+    if (!directory)
       return open(path);
     std::vector<std::string> files, indexes;
     for (const auto &entry : std::filesystem::directory_iterator(path, ec)) {
@@ -232,6 +251,12 @@ public:
   /// Returns tensor `name` and the checkpoint holding it, if any holds it.
   Result<std::optional<std::pair<HostTensor, std::string>>>
   find(const std::string &name) const {
+    if (const TensorSource *source = findSource(name)) {
+      Result<HostTensor> tensor = source->read(name);
+      if (!tensor)
+        return tensor.error();
+      return std::optional{std::pair{std::move(*tensor), source->path()}};
+    }
     for (const SafetensorsCheckpoint &checkpoint : checkpoints) {
       const auto &names = checkpoint.tensorNames();
       if (std::find(names.begin(), names.end(), name) == names.end())
@@ -256,7 +281,15 @@ public:
     }
     return std::nullopt;
   }
-  bool empty() const { return checkpoints.empty(); }
+  /// Returns the TensorSource checkpoint (re-split, Meta, llama2.c) holding
+  /// tensor `name`, if any.
+  const TensorSource *findSource(const std::string &name) const {
+    for (const auto &source : sources)
+      if (source->find(name))
+        return source.get();
+    return nullptr;
+  }
+  bool empty() const { return checkpoints.empty() && sources.empty(); }
 
 private:
   Status open(const std::string &path) {
@@ -269,6 +302,7 @@ private:
   }
 
   std::vector<SafetensorsCheckpoint> checkpoints;
+  std::vector<std::unique_ptr<TensorSource>> sources;
 };
 
 /// Reads every argument of `program` from --input files or the weights.
@@ -488,7 +522,7 @@ void insertTile(size_t elementBytes, const std::vector<int64_t> &shape,
 Result<HostTensor> readInputTile(const TraExecProgram &program,
                                  const TraExecTile &tile,
                                  const Options &options,
-                                 const Weights &weights) {
+                                 const Weights &weights, int rank) {
   const TraExecTensorInfo &info = program.inputs[tile.tensor];
   std::vector<int64_t> offsets = tileOffsets(tile, info.rank);
   std::vector<int64_t> sizes = tileShape(tile, info.rank);
@@ -511,6 +545,18 @@ Result<HostTensor> readInputTile(const TraExecProgram &program,
     if (!part)
       return part.error();
     return part->dtype() == want ? std::move(*part) : convert(*part, want);
+  }
+  if (const TensorSource *source = weights.findSource(info.name)) {
+    // Reads only the tile's bytes, from this rank's own file first when the
+    // checkpoint was re-split for this plan.
+    const TensorInfo *entry = source->find(info.name);
+    if (entry->shape != shapeOf(info))
+      return fileError(source->path(),
+                       "tensor '" + std::string(info.name) + "': argument '" +
+                           info.name + "' expects " + describe(info) +
+                           ", the checkpoint holds " +
+                           describe(entry->dtype, entry->shape));
+    return source->readTile(info.name, offsets, sizes, want, rank);
   }
   auto found = weights.findEntry(info.name);
   if (!found)
@@ -548,7 +594,7 @@ Status runRank(const TraExecProgram &program, const Options &options,
   int64_t inputBytes = 0;
   for (int64_t i = 0; i < mine.numInputs; ++i) {
     Result<HostTensor> tile =
-        readInputTile(program, mine.inputs[i], options, weights);
+        readInputTile(program, mine.inputs[i], options, weights, rank);
     if (!tile)
       return tile.error();
     inputBytes += int64_t(tile->byteSize());
