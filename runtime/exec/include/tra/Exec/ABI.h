@@ -125,7 +125,8 @@ void tra_exec_sgemm(int64_t batch, int64_t transA, int64_t transB, int64_t m,
                     int64_t strideB, float beta, float *c, int64_t ldc,
                     int64_t strideC);
 
-/** Sets the number of threads BLAS calls use (at least 1). */
+/** Sets the number of threads BLAS calls and the OpenMP loops of compiled
+ * code use (at least 1). */
 void tra_exec_set_num_threads(int64_t threads);
 
 /** Called by compiled code (when compiled with profiling) around op `op`. */
