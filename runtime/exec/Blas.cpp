@@ -51,12 +51,12 @@ void gemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
     int incx = static_cast<int>(transA ? lda : 1);
     if (transB)
       cblas_sgemv(CblasRowMajor, CblasNoTrans, static_cast<int>(n),
-                  static_cast<int>(k), alpha, b, static_cast<int>(ldb), a,
-                  incx, beta, c, 1);
+                  static_cast<int>(k), alpha, b, static_cast<int>(ldb), a, incx,
+                  beta, c, 1);
     else
       cblas_sgemv(CblasRowMajor, CblasTrans, static_cast<int>(k),
-                  static_cast<int>(n), alpha, b, static_cast<int>(ldb), a,
-                  incx, beta, c, 1);
+                  static_cast<int>(n), alpha, b, static_cast<int>(ldb), a, incx,
+                  beta, c, 1);
     return;
   }
   cblas_sgemm(CblasRowMajor, transA ? CblasTrans : CblasNoTrans,

@@ -4,15 +4,15 @@
 
 #include "tra/Runtime/Npy.h"
 #include "tra/Runtime/Safetensors.h"
+#include "tra/Runtime/Tensor.h"
 #include "tra/Runtime/TensorSource.h"
 #include "tra/Runtime/TraSplit.h"
-#include "tra/Runtime/Tensor.h"
 
 #include <algorithm>
 #include <chrono>
-#include <cstring>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -208,11 +208,12 @@ public:
     std::error_code ec;
     bool directory = std::filesystem::is_directory(path, ec);
     bool other =
-        directory ? std::filesystem::exists(
-                        std::filesystem::path(path) / kTraSplitIndexName, ec) ||
-                        std::filesystem::exists(
-                            std::filesystem::path(path) / "params.json", ec)
-                  : path.size() > 4 && path.compare(path.size() - 4, 4, ".bin") == 0;
+        directory
+            ? std::filesystem::exists(
+                  std::filesystem::path(path) / kTraSplitIndexName, ec) ||
+                  std::filesystem::exists(
+                      std::filesystem::path(path) / "params.json", ec)
+            : path.size() > 4 && path.compare(path.size() - 4, 4, ".bin") == 0;
     if (other) {
       Result<std::unique_ptr<TensorSource>> source = openTensorSource(path);
       if (!source)
@@ -271,8 +272,8 @@ public:
 
   /// Returns the entry of tensor `name` and the checkpoint holding it, if
   /// any holds it.
-  std::optional<std::pair<const SafetensorsEntry *,
-                          const SafetensorsCheckpoint *>>
+  std::optional<
+      std::pair<const SafetensorsEntry *, const SafetensorsCheckpoint *>>
   findEntry(const std::string &name) const {
     for (const SafetensorsCheckpoint &checkpoint : checkpoints) {
       Result<const SafetensorsEntry *> entry = checkpoint.entry(name);
@@ -521,8 +522,8 @@ void insertTile(size_t elementBytes, const std::vector<int64_t> &shape,
 /// from the --weights checkpoint holding it.
 Result<HostTensor> readInputTile(const TraExecProgram &program,
                                  const TraExecTile &tile,
-                                 const Options &options,
-                                 const Weights &weights, int rank) {
+                                 const Options &options, const Weights &weights,
+                                 int rank) {
   const TraExecTensorInfo &info = program.inputs[tile.tensor];
   std::vector<int64_t> offsets = tileOffsets(tile, info.rank);
   std::vector<int64_t> sizes = tileShape(tile, info.rank);
@@ -561,8 +562,7 @@ Result<HostTensor> readInputTile(const TraExecProgram &program,
   auto found = weights.findEntry(info.name);
   if (!found)
     return Error{"no value for argument '" + std::string(info.name) + "' (" +
-                 describe(info) + "); pass --input " + info.name +
-                 "=FILE.npy" +
+                 describe(info) + "); pass --input " + info.name + "=FILE.npy" +
                  (weights.empty() ? std::string(" or --weights")
                                   : std::string(": no --weights checkpoint "
                                                 "holds it"))};
@@ -603,8 +603,8 @@ Status runRank(const TraExecProgram &program, const Options &options,
   for (int64_t i = 0; i < mine.numOutputs; ++i) {
     const TraExecTile &tile = mine.outputs[i];
     const TraExecTensorInfo &info = program.outputs[tile.tensor];
-    results.push_back(HostTensor::zeros(*toDType(info.dtype),
-                                        tileShape(tile, info.rank)));
+    results.push_back(
+        HostTensor::zeros(*toDType(info.dtype), tileShape(tile, info.rank)));
   }
   std::vector<void *> buffers;
   for (HostTensor &arg : args)
@@ -694,18 +694,17 @@ int runDistributed(const TraExecProgram &program, const Options &options,
   auto writes = resolveOutputs(program, options);
   for (const auto &[name, file] : options.inputs)
     if (writes && !findTensor(program.inputs, program.numInputs, name))
-      writes = Error{"--input " + name + "=" + file + ": @" +
-                     program.entryName + " has no argument named '" + name +
-                     "' (arguments: " +
-                     nameList(program.inputs, program.numInputs) + ")"};
+      writes =
+          Error{"--input " + name + "=" + file + ": @" + program.entryName +
+                " has no argument named '" + name + "' (arguments: " +
+                nameList(program.inputs, program.numInputs) + ")"};
   if (!writes) {
     if (rank == 0)
       fail(self, writes.message());
     comm.finalize(0);
     return 1;
   }
-  if (Status status = runRank(program, options, *writes, comm, rank);
-      !status) {
+  if (Status status = runRank(program, options, *writes, comm, rank); !status) {
     std::string message = std::string(self) + ": " + status.message();
     comm.fatal(message.c_str());
     return 1;
@@ -741,7 +740,7 @@ int runProgram(const TraExecProgram &program, int argc, char **argv,
     printSignature(program);
     if (program.numRanks > 0)
       std::fprintf(stderr, "(distributed: run with mpirun -np %lld)\n",
-                  static_cast<long long>(program.numRanks));
+                   static_cast<long long>(program.numRanks));
     return 0;
   }
   if (program.numRanks > 0) {

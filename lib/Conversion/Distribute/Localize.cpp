@@ -90,8 +90,8 @@ FailureOr<std::optional<int64_t>> heldTile(const TensorDist &dist,
   for (int64_t t = 0, e = dist.getNumTiles(); t < e; ++t)
     if (llvm::is_contained(dist.getTileDevices(t), device)) {
       if (found)
-        return emitError(loc) << "device " << device << " holds tiles " << *found
-                              << " and " << t << " of " << dist.str()
+        return emitError(loc) << "device " << device << " holds tiles "
+                              << *found << " and " << t << " of " << dist.str()
                               << "; one tile per device is supported";
       found = t;
     }
@@ -186,8 +186,8 @@ Value RankBuilder::extract(Location loc, Value source, const Box &sourceBox,
   auto type = cast<RankedTensorType>(source.getType());
   auto resultType = RankedTensorType::get(sizes, type.getElementType());
   return tensor::ExtractSliceOp::create(builder, loc, resultType, source,
-                                        ValueRange{}, ValueRange{}, ValueRange{},
-                                        offsets, sizes, strides);
+                                        ValueRange{}, ValueRange{},
+                                        ValueRange{}, offsets, sizes, strides);
 }
 
 FailureOr<func::FuncOp> RankBuilder::build(OpBuilder &moduleBuilder) {
@@ -211,21 +211,21 @@ FailureOr<func::FuncOp> RankBuilder::build(OpBuilder &moduleBuilder) {
     NamedAttrList attrs;
     auto name =
         global.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "tra.name");
-    attrs.set("tra.name",
-              name ? name
-                   : StringAttr::get(ctx, "arg" + llvm::Twine(
-                                                      arg.getArgNumber())));
-    attrs.set(kGlobalShapeAttrName,
-              DenseI64ArrayAttr::get(ctx, shapeOf(arg)));
-    attrs.set(kOffsetsAttrName, DenseI64ArrayAttr::get(ctx, (*tile)->second.lo));
+    attrs.set(
+        "tra.name",
+        name ? name
+             : StringAttr::get(ctx, "arg" + llvm::Twine(arg.getArgNumber())));
+    attrs.set(kGlobalShapeAttrName, DenseI64ArrayAttr::get(ctx, shapeOf(arg)));
+    attrs.set(kOffsetsAttrName,
+              DenseI64ArrayAttr::get(ctx, (*tile)->second.lo));
     argTypes.push_back((*tile)->first);
     argAttrs.push_back(attrs.getDictionary(ctx));
     heldArgs.push_back({arg, (*tile)->second});
   }
 
-  auto func = func::FuncOp::create(
-      moduleBuilder, loc, getRankFunctionName(global.getName(), rank),
-      FunctionType::get(ctx, argTypes, {}));
+  auto func = func::FuncOp::create(moduleBuilder, loc,
+                                   getRankFunctionName(global.getName(), rank),
+                                   FunctionType::get(ctx, argTypes, {}));
   func.setAllArgAttrs(argAttrs);
   func->setAttr(comm::CommDialect::kRankAttrName,
                 moduleBuilder.getI64IntegerAttr(rank));
@@ -275,7 +275,8 @@ FailureOr<func::FuncOp> RankBuilder::build(OpBuilder &moduleBuilder) {
     resultAttrs.push_back(attrs.getDictionary(ctx));
   }
   func::ReturnOp::create(builder, terminator->getLoc(), results);
-  func.setType(FunctionType::get(ctx, argTypes, ValueRange(results).getTypes()));
+  func.setType(
+      FunctionType::get(ctx, argTypes, ValueRange(results).getTypes()));
   func.setAllResultAttrs(resultAttrs);
   return func;
 }
@@ -285,8 +286,7 @@ LogicalResult RankBuilder::localizeOp(Operation *op) {
       .Case([&](plan::RepartitionOp move) { return localizeRepartition(move); })
       .Case([&](plan::AllReduceOp move) {
         return localizeAllReduce(move.getInput(), move.getResult(),
-                                 plan::fromAttr(move.getFrom()),
-                                 move.getLoc());
+                                 plan::fromAttr(move.getFrom()), move.getLoc());
       })
       .Case([&](plan::ReduceScatterOp move) {
         return localizeReduceScatter(move);
@@ -306,8 +306,7 @@ static void shiftIndices(MapOp map, ArrayRef<int64_t> offsets) {
     b.setInsertionPointAfter(index);
     Value c = arith::ConstantIndexOp::create(b, index.getLoc(), offset);
     Value shifted = arith::AddIOp::create(b, index.getLoc(), index, c);
-    index.getResult().replaceAllUsesExcept(shifted,
-                                           shifted.getDefiningOp());
+    index.getResult().replaceAllUsesExcept(shifted, shifted.getDefiningOp());
   }
 }
 
@@ -342,8 +341,8 @@ LogicalResult RankBuilder::localizeCompute(Operation *op) {
     const Box &tableBox = boxes[gather.getTable()];
     if (tableBox.lo[0] != 0 ||
         tableBox.hi[0] != shapeOf(gather.getTable())[0]) {
-      if (failed(localizeGather(gather, operands[0], operands[1], type,
-                                tableBox)))
+      if (failed(
+              localizeGather(gather, operands[0], operands[1], type, tableBox)))
         return failure();
       boxes[result] = box;
       return success();
@@ -375,10 +374,10 @@ LogicalResult RankBuilder::localizeCompute(Operation *op) {
 
 /// Builds a tra.map over `inputs` with `spec` whose body is built by
 /// `body(builder, loc, arguments)` returning the yielded value.
-static Value buildMap(
-    OpBuilder &b, Location loc, RankedTensorType type, ValueRange inputs,
-    StringRef spec,
-    llvm::function_ref<Value(OpBuilder &, Location, ValueRange)> body) {
+static Value
+buildMap(OpBuilder &b, Location loc, RankedTensorType type, ValueRange inputs,
+         StringRef spec,
+         llvm::function_ref<Value(OpBuilder &, Location, ValueRange)> body) {
   auto map = MapOp::create(b, loc, type, inputs, spec);
   Block &block = map.getBody().front();
   OpBuilder inner = OpBuilder::atBlockBegin(&block);
@@ -408,23 +407,22 @@ LogicalResult RankBuilder::localizeGather(GatherOp op, Value table,
   auto inRange = [&](OpBuilder &b, Location loc, Value i) {
     Value low = arith::ConstantIntOp::create(b, loc, indexElement, lo);
     Value high = arith::ConstantIntOp::create(b, loc, indexElement, lo + rows);
-    Value aboveLow = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge,
-                                           i, low);
-    Value belowHigh = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
-                                            i, high);
+    Value aboveLow =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, i, low);
+    Value belowHigh =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, i, high);
     return arith::AndIOp::create(b, loc, aboveLow, belowHigh).getResult();
   };
   if (rows == 0) {
     // Nothing held: the partial result is all zeros.
-    Value zero = buildMap(builder, loc, type, indices,
-                          letters(indexRank) + "->" +
-                              letters(type.getRank()),
-                          [&](OpBuilder &b, Location loc, ValueRange) {
-                            return arith::ConstantOp::create(
-                                       b, loc,
-                                       b.getZeroAttr(type.getElementType()))
-                                .getResult();
-                          });
+    Value zero =
+        buildMap(builder, loc, type, indices,
+                 letters(indexRank) + "->" + letters(type.getRank()),
+                 [&](OpBuilder &b, Location loc, ValueRange) {
+                   return arith::ConstantOp::create(
+                              b, loc, b.getZeroAttr(type.getElementType()))
+                       .getResult();
+                 });
     locals[op.getResult()] = zero;
     return success();
   }
@@ -440,8 +438,8 @@ LogicalResult RankBuilder::localizeGather(GatherOp op, Value table,
             .getResult();
       });
   Value gathered = GatherOp::create(builder, loc, type, table, local);
-  std::string spec = letters(type.getRank()) + "," + letters(indexRank) +
-                     "->" + letters(type.getRank());
+  std::string spec = letters(type.getRank()) + "," + letters(indexRank) + "->" +
+                     letters(type.getRank());
   Value masked = buildMap(
       builder, loc, type, ValueRange{gathered, indices}, spec,
       [&](OpBuilder &b, Location loc, ValueRange args) {
@@ -619,8 +617,8 @@ LogicalResult RankBuilder::localizeReduceScatter(plan::ReduceScatterOp op) {
   else
     out = comm::ReduceScatterOp::create(
         builder, loc, type, *in,
-        comm::ReductionKind(static_cast<uint32_t>(*from.partial)), dim,
-        members, sizes);
+        comm::ReductionKind(static_cast<uint32_t>(*from.partial)), dim, members,
+        sizes);
   locals[op.getResult()] = out;
   boxes[op.getResult()] = mine;
   return success();
@@ -640,9 +638,9 @@ struct LocalizePass : public mlir::tra::impl::LocalizeBase<LocalizePass> {
         func.emitError("planned functions must have one block");
         return signalPassFailure();
       }
-      int64_t numRanks =
-          func->getAttrOfType<IntegerAttr>(plan::PlanDialect::kNumDevicesAttrName)
-              .getInt();
+      int64_t numRanks = func->getAttrOfType<IntegerAttr>(
+                                 plan::PlanDialect::kNumDevicesAttrName)
+                             .getInt();
       OpBuilder moduleBuilder(func);
       for (int64_t r = 0; r < numRanks; ++r) {
         RankBuilder rankBuilder(func, r, numRanks);
@@ -652,11 +650,11 @@ struct LocalizePass : public mlir::tra::impl::LocalizeBase<LocalizePass> {
       func.erase();
     }
     if (!planned.empty())
-      module->setAttr(DLTIDialect::kMapAttrName,
-                      MapAttr::get(ctx, {DataLayoutEntryAttr::get(
-                                            StringAttr::get(
-                                                ctx, "MPI:Implementation"),
-                                            StringAttr::get(ctx, "OpenMPI"))}));
+      module->setAttr(
+          DLTIDialect::kMapAttrName,
+          MapAttr::get(ctx, {DataLayoutEntryAttr::get(
+                                StringAttr::get(ctx, "MPI:Implementation"),
+                                StringAttr::get(ctx, "OpenMPI"))}));
   }
 };
 

@@ -43,8 +43,8 @@ struct ConvertMPIToLLVMPass
   /// globals so that the program links.
   static void fixOpenMPIOpSymbols(ModuleOp module) {
     static constexpr llvm::StringLiteral kOps[] = {
-        "no_op", "max", "min", "sum", "prod", "land", "band",
-        "lor", "bor", "lxor", "bxor", "minloc", "maxloc", "replace"};
+        "no_op", "max", "min",  "sum",  "prod",   "land",   "band",
+        "lor",   "bor", "lxor", "bxor", "minloc", "maxloc", "replace"};
     SymbolTable symbols(module);
     for (StringRef op : kOps) {
       std::string wrong = ("ompi_mpi_" + op).str();

@@ -18,14 +18,13 @@
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Pass/PassManager.h"
+#include "llvm/ADT/StringMap.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
-#include "llvm/ADT/StringMap.h"
 #include "llvm/Support/FileSystem.h"
-#include "llvm/Support/FileUtilities.h"
-#include "llvm/Target/TargetMachine.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Support/xxhash.h"
+#include "llvm/Target/TargetMachine.h"
 
 using namespace mlir;
 using namespace mlir::tra;
@@ -41,8 +40,7 @@ LinkOptions mlir::tra::getDistributedLinkOptions() {
   LinkOptions options = getDefaultLinkOptions();
   options.runtimeLibraries = splitCMakeList(TRA_EXEC_MPI_RUNTIME_LIBRARIES);
   SmallVector<std::string> system = splitCMakeList(TRA_EXEC_MPI_LIBRARIES);
-  system.append(options.systemLibraries.begin(),
-                options.systemLibraries.end());
+  system.append(options.systemLibraries.begin(), options.systemLibraries.end());
   options.systemLibraries = std::move(system);
   return options;
 }
@@ -128,17 +126,17 @@ mlir::tra::lowerDistributedToLLVMDialect(ModuleOp module,
       return failure();
     rank.local = std::move(*local);
     for (auto [i, tensor] : llvm::enumerate(rank.local.inputs)) {
-      FailureOr<RankTile> tile = getRankTile(
-          func, func.getArgAttrDict(i), tensor, signature.global.inputs,
-          "argument");
+      FailureOr<RankTile> tile =
+          getRankTile(func, func.getArgAttrDict(i), tensor,
+                      signature.global.inputs, "argument");
       if (failed(tile))
         return failure();
       rank.inputs.push_back(std::move(*tile));
     }
     for (auto [i, tensor] : llvm::enumerate(rank.local.outputs)) {
-      FailureOr<RankTile> tile = getRankTile(
-          func, func.getResultAttrDict(i), tensor, signature.global.outputs,
-          "result");
+      FailureOr<RankTile> tile =
+          getRankTile(func, func.getResultAttrDict(i), tensor,
+                      signature.global.outputs, "result");
       if (failed(tile))
         return failure();
       rank.outputs.push_back(std::move(*tile));
@@ -190,8 +188,9 @@ mlir::tra::lowerDistributedToLLVMDialect(ModuleOp module,
   return FailureOr<DistributedSignature>(std::move(signature));
 }
 
-LogicalResult mlir::tra::compileDistributedToObject(
-    ModuleOp module, StringRef output, const CodegenOptions &options) {
+LogicalResult
+mlir::tra::compileDistributedToObject(ModuleOp module, StringRef output,
+                                      const CodegenOptions &options) {
   FailureOr<DistributedSignature> signature =
       lowerDistributedToLLVMDialect(module, options);
   if (failed(signature))
@@ -210,23 +209,15 @@ LogicalResult mlir::tra::compileDistributedToObject(
   return success();
 }
 
-LogicalResult mlir::tra::compileDistributedToExecutable(
-    ModuleOp module, StringRef output, const CodegenOptions &options) {
+LogicalResult
+mlir::tra::compileDistributedToExecutable(ModuleOp module, StringRef output,
+                                          const CodegenOptions &options) {
   LinkOptions linkOptions = getDistributedLinkOptions();
   if (linkOptions.runtimeLibraries.empty())
     return module.emitError("this compiler was built without the MPI "
                             "runtime (runtime/mpi): distributed programs "
                             "cannot be linked");
-  SmallString<128> object;
-  if (std::error_code ec =
-          llvm::sys::fs::createTemporaryFile("tra-model", "o", object))
-    return module.emitError("cannot create a temporary object file: ")
-           << ec.message();
-  llvm::FileRemover removeObject(object);
-  if (failed(compileDistributedToObject(module, object, options)))
-    return failure();
-  if (llvm::Error error =
-          linkExecutable({std::string(object.str())}, output, linkOptions))
-    return module.emitError(llvm::toString(std::move(error)));
-  return success();
+  return linkCompiledObject(module, output, linkOptions, [&](StringRef object) {
+    return compileDistributedToObject(module, object, options);
+  });
 }

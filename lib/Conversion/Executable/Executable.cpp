@@ -745,19 +745,27 @@ LogicalResult mlir::tra::compileToObject(ModuleOp module, StringRef output,
   return success();
 }
 
-LogicalResult mlir::tra::compileToExecutable(ModuleOp module, StringRef output,
-                                             const CodegenOptions &options,
-                                             const LinkOptions &linkOptions) {
+LogicalResult mlir::tra::linkCompiledObject(
+    ModuleOp module, StringRef output, const LinkOptions &linkOptions,
+    llvm::function_ref<LogicalResult(StringRef object)> compileObject) {
   SmallString<128> object;
   if (std::error_code ec =
           llvm::sys::fs::createTemporaryFile("tra-model", "o", object))
     return module.emitError("cannot create a temporary object file: ")
            << ec.message();
   llvm::FileRemover removeObject(object);
-  if (failed(compileToObject(module, object, options)))
+  if (failed(compileObject(object)))
     return failure();
   if (llvm::Error error =
           linkExecutable({std::string(object.str())}, output, linkOptions))
     return module.emitError(llvm::toString(std::move(error)));
   return success();
+}
+
+LogicalResult mlir::tra::compileToExecutable(ModuleOp module, StringRef output,
+                                             const CodegenOptions &options,
+                                             const LinkOptions &linkOptions) {
+  return linkCompiledObject(module, output, linkOptions, [&](StringRef object) {
+    return compileToObject(module, object, options);
+  });
 }

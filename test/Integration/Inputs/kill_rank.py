@@ -3,7 +3,8 @@
 
     kill_rank.py EXE DELAY -- MPIRUN_COMMAND...
 
-Starts MPIRUN_COMMAND, waits DELAY seconds, sends SIGKILL to the one
+Starts MPIRUN_COMMAND, waits until its ranks run and DELAY seconds more,
+sends SIGKILL to the one
 process whose command is EXE with the highest pid (one of the ranks, not
 mpirun), and waits at most 60 s for the job. Prints the job's output, then
 "job exited with N after S s" or "job hung" (and kills it).
@@ -35,6 +36,13 @@ def main():
     command = sys.argv[sys.argv.index("--") + 1:]
     job = subprocess.Popen(command, stdout=subprocess.PIPE,
                            stderr=subprocess.STDOUT, text=True)
+    # Wait until the ranks run (mpirun may take a while to start them), then
+    # DELAY seconds more.
+    deadline = time.time() + 30
+    victims = ranks(exe)
+    while not victims and job.poll() is None and time.time() < deadline:
+        time.sleep(0.1)
+        victims = ranks(exe)
     time.sleep(delay)
     victims = ranks(exe)
     if not victims:

@@ -185,6 +185,15 @@ LinkOptions getDefaultLinkOptions();
 llvm::Error linkExecutable(ArrayRef<std::string> objects, StringRef output,
                            const LinkOptions &options);
 
+/// Compiles `module` to a temporary object file with `compileObject` and
+/// links it with `linkOptions` into the executable `output`; the shared last
+/// step of every executable flavour. Errors are emitted as diagnostics.
+LogicalResult
+linkCompiledObject(ModuleOp module, StringRef output,
+                   const LinkOptions &linkOptions,
+                   llvm::function_ref<LogicalResult(StringRef object)>
+                       compileObject);
+
 /// Writes a C header for embedding the object: the runtime ABI's program
 /// descriptor and the entry's buffers in `run` order.
 void writeCHeader(const EntrySignature &signature, llvm::raw_ostream &os);

@@ -149,9 +149,8 @@ Value constantArray(OpBuilder &b, Operation *op, Type elementType,
   SmallVector<Attribute> elements;
   for (int64_t v : values)
     elements.push_back(b.getIntegerAttr(elementType, v));
-  auto init =
-      DenseElementsAttr::get(RankedTensorType::get(type.getShape(), elementType),
-                             elements);
+  auto init = DenseElementsAttr::get(
+      RankedTensorType::get(type.getShape(), elementType), elements);
   // Reuse an equal global.
   memref::GlobalOp global;
   for (auto existing : module.getOps<memref::GlobalOp>())
@@ -168,12 +167,12 @@ Value constantArray(OpBuilder &b, Operation *op, Type elementType,
     }
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(module.getBody());
-    global = memref::GlobalOp::create(
-        b, op->getLoc(), name, b.getStringAttr("private"), type, init,
-        /*constant=*/true, /*alignment=*/nullptr);
+    global = memref::GlobalOp::create(b, op->getLoc(), name,
+                                      b.getStringAttr("private"), type, init,
+                                      /*constant=*/true, /*alignment=*/nullptr);
   }
-  Value ref = memref::GetGlobalOp::create(b, op->getLoc(), type,
-                                          global.getSymName());
+  Value ref =
+      memref::GetGlobalOp::create(b, op->getLoc(), type, global.getSymName());
   return elementPointer(b, op->getLoc(), ref);
 }
 
@@ -222,8 +221,7 @@ std::optional<int64_t> jobSize(Operation *op) {
 /// identity layout; operands are only read.
 template <typename ConcreteModel, typename ConcreteOp>
 struct CommOpModel
-    : public BufferizableOpInterface::ExternalModel<ConcreteModel,
-                                                    ConcreteOp> {
+    : public BufferizableOpInterface::ExternalModel<ConcreteModel, ConcreteOp> {
   bool bufferizesToAllocation(Operation *, Value) const { return true; }
   bool bufferizesToMemoryRead(Operation *, OpOperand &,
                               const AnalysisState &) const {
@@ -237,9 +235,10 @@ struct CommOpModel
                                       const AnalysisState &) const {
     return {};
   }
-  FailureOr<BufferLikeType>
-  getBufferType(Operation *, Value value, const BufferizationOptions &,
-                const BufferizationState &, SmallVector<Value> &) const {
+  FailureOr<BufferLikeType> getBufferType(Operation *, Value value,
+                                          const BufferizationOptions &,
+                                          const BufferizationState &,
+                                          SmallVector<Value> &) const {
     auto type = cast<RankedTensorType>(value.getType());
     return cast<BufferLikeType>(
         MemRefType::get(type.getShape(), type.getElementType()));
@@ -259,15 +258,15 @@ struct SendOpModel : public CommOpModel<SendOpModel, SendOp> {
     Value data = contiguous(rewriter, loc, *buffer);
     Type element = send.getInput().getType().getElementType();
     if (hasMPIDatatype(element)) {
-      Value comm = mpi::CommWorldOp::create(rewriter, loc,
-                                            mpi::CommType::get(op->getContext()));
+      Value comm = mpi::CommWorldOp::create(
+          rewriter, loc, mpi::CommType::get(op->getContext()));
       mpi::SendOp::create(rewriter, loc, TypeRange{},
                           flatten(rewriter, loc, data),
                           i32Constant(rewriter, loc, send.getTag()),
                           i32Constant(rewriter, loc, send.getPeer()), comm);
     } else {
-      int64_t bytes = send.getInput().getType().getNumElements() *
-                      elementBytes(element);
+      int64_t bytes =
+          send.getInput().getType().getNumElements() * elementBytes(element);
       if (failed(callRuntime(rewriter, op, "tra_mpi_send",
                              {elementPointer(rewriter, loc, data),
                               i64Constant(rewriter, loc, bytes),
@@ -290,8 +289,8 @@ struct RecvOpModel : public CommOpModel<RecvOpModel, RecvOp> {
     Value data = allocate(rewriter, loc, type);
     Type element = type.getElementType();
     if (hasMPIDatatype(element)) {
-      Value comm = mpi::CommWorldOp::create(rewriter, loc,
-                                            mpi::CommType::get(op->getContext()));
+      Value comm = mpi::CommWorldOp::create(
+          rewriter, loc, mpi::CommType::get(op->getContext()));
       mpi::RecvOp::create(rewriter, loc, TypeRange{},
                           flatten(rewriter, loc, data),
                           i32Constant(rewriter, loc, recv.getTag()),
@@ -326,10 +325,10 @@ struct AllReduceOpModel : public CommOpModel<AllReduceOpModel, AllReduceOp> {
     ArrayRef<int32_t> ranks = reduce.getRanks();
     std::optional<int64_t> size = jobSize(op);
     bool world = size && int64_t(ranks.size()) == *size;
-    if (world && (element.isF32() || element.isF64() ||
-                  element.isInteger(32) || element.isInteger(64))) {
-      Value comm = mpi::CommWorldOp::create(rewriter, loc,
-                                            mpi::CommType::get(op->getContext()));
+    if (world && (element.isF32() || element.isF64() || element.isInteger(32) ||
+                  element.isInteger(64))) {
+      Value comm = mpi::CommWorldOp::create(
+          rewriter, loc, mpi::CommType::get(op->getContext()));
       mpi::AllReduceOp::create(
           rewriter, loc, TypeRange{},
           flatten(rewriter, loc, contiguous(rewriter, loc, *buffer)),
@@ -384,8 +383,8 @@ struct ReduceScatterOpModel
       counts.push_back(size * inner);
     // Slices along `dim` follow one another in memory only when every
     // dimension before it has one element; otherwise pack them.
-    bool packed = llvm::all_of(shape.take_front(dim),
-                               [](int64_t n) { return n == 1; });
+    bool packed =
+        llvm::all_of(shape.take_front(dim), [](int64_t n) { return n == 1; });
     Value send;
     if (packed) {
       send = contiguous(rewriter, loc, *buffer);
@@ -399,15 +398,16 @@ struct ReduceScatterOpModel
         SmallVector<OpFoldResult> offsets(shape.size(),
                                           rewriter.getIndexAttr(0));
         offsets[dim] = rewriter.getIndexAttr(start);
-        SmallVector<OpFoldResult> sizes, strides(shape.size(),
-                                                 rewriter.getIndexAttr(1));
+        SmallVector<OpFoldResult> sizes,
+            strides(shape.size(), rewriter.getIndexAttr(1));
         for (int64_t n : sliceShape)
           sizes.push_back(rewriter.getIndexAttr(n));
         Value source = memref::SubViewOp::create(rewriter, loc, *buffer,
                                                  offsets, sizes, strides);
         int64_t elements = size * inner;
         Value part = memref::SubViewOp::create(
-            rewriter, loc, send, ArrayRef<OpFoldResult>{rewriter.getIndexAttr(offset)},
+            rewriter, loc, send,
+            ArrayRef<OpFoldResult>{rewriter.getIndexAttr(offset)},
             ArrayRef<OpFoldResult>{rewriter.getIndexAttr(elements)},
             ArrayRef<OpFoldResult>{rewriter.getIndexAttr(1)});
         // View the packed part with the slice's shape.
@@ -450,10 +450,10 @@ struct ReduceScatterOpModel
 template <typename Op>
 struct MPIEffectsModel
     : public MemoryEffectOpInterface::ExternalModel<MPIEffectsModel<Op>, Op> {
-  void getEffects(
-      Operation *op,
-      SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
-          &effects) const {
+  void
+  getEffects(Operation *op,
+             SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
+                 &effects) const {
     auto network = NetworkResource::get();
     effects.emplace_back(MemoryEffects::Read::get(), network);
     effects.emplace_back(MemoryEffects::Write::get(), network);
@@ -462,9 +462,8 @@ struct MPIEffectsModel
         continue;
       // mpi.recv writes its buffer; mpi.allreduce writes the second
       // (receive) buffer; everything else is read.
-      bool writes = isa<mpi::RecvOp>(op) ||
-                    (isa<mpi::AllReduceOp>(op) &&
-                     operand.getOperandNumber() == 1);
+      bool writes = isa<mpi::RecvOp>(op) || (isa<mpi::AllReduceOp>(op) &&
+                                             operand.getOperandNumber() == 1);
       if (writes)
         effects.emplace_back(MemoryEffects::Write::get(), &operand);
       else
@@ -488,7 +487,6 @@ void mlir::tra::comm::registerBufferizableOpInterfaceExternalModels(
   registry.addExtension(+[](MLIRContext *ctx, mpi::MPIDialect *) {
     mpi::SendOp::attachInterface<MPIEffectsModel<mpi::SendOp>>(*ctx);
     mpi::RecvOp::attachInterface<MPIEffectsModel<mpi::RecvOp>>(*ctx);
-    mpi::AllReduceOp::attachInterface<MPIEffectsModel<mpi::AllReduceOp>>(
-        *ctx);
+    mpi::AllReduceOp::attachInterface<MPIEffectsModel<mpi::AllReduceOp>>(*ctx);
   });
 }

@@ -21,8 +21,7 @@ namespace tra {
 namespace comm {
 /// The network: every tra_comm op reads and writes it, which keeps them in
 /// program order.
-struct NetworkResource
-    : public SideEffects::Resource::Base<NetworkResource> {
+struct NetworkResource : public SideEffects::Resource::Base<NetworkResource> {
   llvm::StringRef getName() final { return "tra_comm.network"; }
 };
 
