@@ -236,6 +236,39 @@ def FuseElementwisePass : Pass<"tra-fuse-elementwise"> {
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
 
+def PrivatizeFillInitsPass : Pass<"tra-privatize-fill-inits"> {
+  let summary = "Give every linalg op its own copy of a shared linalg.fill init";
+  let description = [{
+    CSE merges the identical `linalg.fill` inits of different ops (every
+    matmul of an MLP starts from the same zero-filled tensor). One-shot
+    bufferization then cannot let the first op write into the fill's buffer
+    (later ops still read the fill), so it allocates a copy of the filled
+    buffer for each op: a fill plus a copy per op, and `tra-linalg-to-blas`
+    can no longer fold the zero fill into the BLAS call (beta = 0).
+
+    This pass clones a `linalg.fill` on tensors with several users right
+    before each linalg op that uses it as an init (`outs`) operand, so that
+    each op bufferizes in place into a buffer of its own. Fills used
+    otherwise (as an input, or by non-linalg ops) keep the shared fill.
+
+    ```mlir
+    %z = linalg.fill ins(%c0 : f32) outs(%e : tensor<4x4xf32>) -> tensor<4x4xf32>
+    %a = linalg.matmul ins(%x, %y : ...) outs(%z : tensor<4x4xf32>) -> ...
+    %b = linalg.matmul ins(%a, %y : ...) outs(%z : tensor<4x4xf32>) -> ...
+    ```
+
+    becomes
+
+    ```mlir
+    %z0 = linalg.fill ins(%c0 : f32) outs(%e : tensor<4x4xf32>) -> tensor<4x4xf32>
+    %a = linalg.matmul ins(%x, %y : ...) outs(%z0 : tensor<4x4xf32>) -> ...
+    %z1 = linalg.fill ins(%c0 : f32) outs(%e : tensor<4x4xf32>) -> tensor<4x4xf32>
+    %b = linalg.matmul ins(%a, %y : ...) outs(%z1 : tensor<4x4xf32>) -> ...
+    ```
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+}
+
 //===----------------------------------------------------------------------===//
 // Copies
 //===----------------------------------------------------------------------===//

@@ -78,6 +78,8 @@ void mlir::tra::buildTRAToLinalgStage(OpPassManager &pm,
   if (options.fuseElementwise)
     funcPm.addPass(createFuseElementwisePass());
   funcPm.addPass(createCSEPass());
+  // After CSE, which merges the zero fills of all contractions.
+  funcPm.addPass(createPrivatizeFillInitsPass());
 }
 
 void mlir::tra::buildBufferizationStage(
