@@ -107,7 +107,8 @@ static SmallVector<unsigned> orderBy(ArrayRef<unsigned> dims, AffineMap map) {
 
 /// Flattens the loop dimensions `group` (in this order) of an operand with
 /// map `map`, `shape` and `strides` into one dimension, if they are
-/// consecutive in the operand in this order and their strides nest.
+/// consecutive in the operand in this order (dimensions of extent 1 in
+/// between do not matter) and their strides nest.
 static std::optional<DimGroup> flattenGroup(ArrayRef<unsigned> group,
                                             AffineMap map,
                                             ArrayRef<int64_t> shape,
@@ -126,10 +127,16 @@ static std::optional<DimGroup> flattenGroup(ArrayRef<unsigned> group,
   for (auto [i, pos] : llvm::enumerate(positions)) {
     if (ShapedType::isDynamic(strides[pos]))
       return std::nullopt;
-    if (i > 0 && (pos != positions[i - 1] + 1 ||
-                  strides[positions[i - 1]] != strides[pos] * shape[pos]))
-      return std::nullopt;
     flat.size *= shape[pos];
+    if (i == 0)
+      continue;
+    // Consecutive in the operand, up to dimensions of extent 1 in between.
+    unsigned prev = positions[i - 1];
+    if (pos <= prev ||
+        llvm::any_of(shape.slice(prev + 1, pos - prev - 1),
+                     [](int64_t extent) { return extent != 1; }) ||
+        strides[prev] != strides[pos] * shape[pos])
+      return std::nullopt;
   }
   return flat;
 }
@@ -159,6 +166,17 @@ static std::optional<GemmShape> analyzeContraction(linalg::LinalgOp op) {
   FailureOr<DimClasses> classes = classifyDims(maps);
   if (failed(classes) || classes->k.empty())
     return std::nullopt;
+  // Loop dimensions of extent 1 select one element of each operand: they
+  // take no part in the matrix views, whatever their place in the operands
+  // (decoding attention reads q[s=1][g][r=1][d] against k[t][g][d]).
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  auto dropUnit = [&](SmallVector<unsigned> &dims) {
+    llvm::erase_if(dims, [&](unsigned d) { return ranges[d] == 1; });
+  };
+  dropUnit(classes->batch);
+  dropUnit(classes->m);
+  dropUnit(classes->n);
+  dropUnit(classes->k);
 
   SmallVector<MemRefType> types;
   SmallVector<SmallVector<int64_t>> strides;

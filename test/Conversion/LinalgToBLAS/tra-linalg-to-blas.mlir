@@ -145,3 +145,39 @@ func.func @large(%a: memref<64x64xf32>, %b: memref<64x64xf32>, %c: memref<64x64x
   linalg.matmul ins(%a, %b : memref<64x64xf32>, memref<64x64xf32>) outs(%c : memref<64x64xf32>)
   return
 }
+
+// -----
+
+// Decoding attention scores, "sgrd,tgd->grst" with one query position (s)
+// and one query head per group (r): the unit dimensions take no part in the
+// matrices, so this is a batch of g = 8 products (1 x 64) * (64 x 256) with
+// k read transposed from the cache [t][g][d] (ldb = 512, batch stride 64).
+#q = affine_map<(g, r, s, t, d) -> (s, g, r, d)>
+#k = affine_map<(g, r, s, t, d) -> (t, g, d)>
+#o = affine_map<(g, r, s, t, d) -> (g, r, s, t)>
+// CHECK-LABEL: func.func @decode_scores
+// CHECK: call @tra_exec_sgemm(%c8_i64, %c0_i64, %c1_i64, %c1_i64, %c256_i64, %c64_i64, %{{.*}}, %{{.*}}, %c64_i64, %c64_i64, %{{.*}}, %c512_i64, %c64_i64, %{{.*}}, %{{.*}}, %c256_i64, %c256_i64)
+// CHECK-NOT: linalg.contract
+func.func @decode_scores(%q: memref<1x8x1x64xf32>, %k: memref<256x8x64xf32>, %c: memref<8x1x1x256xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%c : memref<8x1x1x256xf32>)
+  linalg.contract indexing_maps = [#q, #k, #o] ins(%q, %k : memref<1x8x1x64xf32>, memref<256x8x64xf32>) outs(%c : memref<8x1x1x256xf32>)
+  return
+}
+
+// -----
+
+// The weighted sum of the values, "grst,tgd->sgrd": a batch of g products
+// (1 x 256) * (256 x 64) reading v [t][g][d] as stored (ldb = 512).
+#p = affine_map<(s, g, r, d, t) -> (g, r, s, t)>
+#v = affine_map<(s, g, r, d, t) -> (t, g, d)>
+#out = affine_map<(s, g, r, d, t) -> (s, g, r, d)>
+// CHECK-LABEL: func.func @decode_values
+// CHECK: call @tra_exec_sgemm(%c8_i64, %c0_i64, %c0_i64, %c1_i64, %c64_i64, %c256_i64, %{{.*}}, %{{.*}}, %c256_i64, %c256_i64, %{{.*}}, %c512_i64, %c64_i64, %{{.*}}, %{{.*}}, %c64_i64, %c64_i64)
+// CHECK-NOT: linalg.contract
+func.func @decode_values(%p: memref<8x1x1x256xf32>, %v: memref<256x8x64xf32>, %c: memref<1x8x1x64xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%c : memref<1x8x1x64xf32>)
+  linalg.contract indexing_maps = [#p, #v, #out] ins(%p, %v : memref<8x1x1x256xf32>, memref<256x8x64xf32>) outs(%c : memref<1x8x1x64xf32>)
+  return
+}
