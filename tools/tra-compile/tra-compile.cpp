@@ -55,13 +55,17 @@ namespace {
 /// What tra-compile writes. Later issues add code generation modes.
 enum class EmitKind { Plan, Exe, Obj, Lib, Mlir };
 
+/// tra-compile's own options: --help lists only these, not the LLVM and
+/// MLIR options linked in.
+cl::OptionCategory toolCategory("tra-compile options");
+
 struct Options {
   cl::opt<std::string> input{cl::Positional, cl::Required,
-                             cl::desc("<model.mlir>")};
+                             cl::desc("<model.mlir>"), cl::cat(toolCategory)};
   cl::opt<std::string> hw{"hw",
                           cl::desc("hardware description: FILE.json or "
                                    "'local' (default)"),
-                          cl::init("local")};
+                          cl::init("local"), cl::cat(toolCategory)};
   cl::opt<EmitKind> emit{
       "emit", cl::desc("what to write"), cl::init(EmitKind::Plan),
       cl::values(clEnumValN(EmitKind::Plan, "plan",
@@ -70,50 +74,55 @@ struct Options {
                             "the IR after each lowering stage (--stage; one "
                             "device)"),
                  clEnumValN(EmitKind::Exe, "exe",
-                            "a native executable (-o OUT; one device)"),
-                 clEnumValN(EmitKind::Obj, "obj",
-                            "an object file (-o OUT.o; one device)"),
+                            "a native executable (-o OUT; for several "
+                            "devices an MPI program, one rank each)"),
+                 clEnumValN(EmitKind::Obj, "obj", "an object file (-o OUT.o)"),
                  clEnumValN(EmitKind::Lib, "lib",
                             "an object, its C header and a shared library "
-                            "(-o OUT: OUT.o, OUT.h, OUT.so; one device)"))};
+                            "(-o OUT: OUT.o, OUT.h, OUT.so; one device)")),
+      cl::cat(toolCategory)};
   cl::opt<bool> explain{"explain",
-                        cl::desc("print the plan as EXPLAIN instead of IR")};
+                        cl::desc("print the plan as EXPLAIN instead of IR"),
+                        cl::cat(toolCategory)};
   cl::opt<std::string> dot{"dot",
                            cl::desc("write a Graphviz rendering of "
                                     "the plan to FILE"),
-                           cl::value_desc("FILE"), cl::init("")};
+                           cl::value_desc("FILE"), cl::init(""),
+                           cl::cat(toolCategory)};
   cl::opt<std::string> output{"o", cl::desc("output file (default: stdout)"),
-                              cl::value_desc("FILE"), cl::init("")};
+                              cl::value_desc("FILE"), cl::init(""),
+                              cl::cat(toolCategory)};
   cl::opt<std::string> entry{"entry",
                              cl::desc("plan only this function (default: "
                                       "every function with a body)"),
-                             cl::init("")};
+                             cl::init(""), cl::cat(toolCategory)};
   cl::opt<unsigned> beam{"beam",
                          cl::desc("search states kept per step besides the "
                                   "best per distribution of the values just "
                                   "produced (0: all, exact)"),
-                         cl::init(32)};
+                         cl::init(32), cl::cat(toolCategory)};
   cl::opt<unsigned> maxSplit{"max-split-indices",
                              cl::desc("most indices one operation is split "
                                       "along"),
-                             cl::init(2)};
+                             cl::init(2), cl::cat(toolCategory)};
   cl::opt<bool> emulateOnCpu{
       "emulate-on-cpu",
       cl::desc("compile the plan made for --hw with CPU code for every "
                "device: the program runs on this machine as one MPI rank "
                "per device (mpirun --oversubscribe), one thread each unless "
-               "--device-threads says otherwise")};
+               "--device-threads says otherwise"),
+      cl::cat(toolCategory)};
   cl::opt<unsigned> threads{
       "device-threads",
       cl::desc("default threads per device of the executable (default: the "
                "hardware file's cores; 1 with --emulate-on-cpu)"),
-      cl::init(0)};
+      cl::init(0), cl::cat(toolCategory)};
   cl::opt<std::string> stage{
       "stage",
       cl::desc("with --emit=mlir, the lowering stage to print: linalg, "
                "bufferized, llvm, or all (default: every stage in turn, each "
                "after a '// ----- stage NAME -----' line)"),
-      cl::init("all")};
+      cl::init("all"), cl::cat(toolCategory)};
 };
 
 /// A compilation: the steps shared by every --emit mode.
@@ -133,8 +142,7 @@ private:
   LogicalResult prepare(ModuleOp module);
   int plan(ModuleOp module, const plan::CostModel &model);
   int emitPlan(ModuleOp module, const plan::CostModel &model);
-  int emitDistributed(ModuleOp module,
-                      const ::tra::hw::HardwareDescription &hw,
+  int emitDistributed(ModuleOp module, const ::tra::hw::HardwareDescription &hw,
                       const plan::CostModel &model);
   int emitNative(ModuleOp module, const ::tra::hw::HardwareDescription &hw,
                  const plan::CostModel &model);
@@ -249,12 +257,11 @@ int Compiler::emitNative(ModuleOp module,
                          const ::tra::hw::HardwareDescription &hw,
                          const plan::CostModel &model) {
   if (options.output.empty() && options.emit != EmitKind::Mlir)
-    return fail(
-        "--emit=" +
-        llvm::Twine(options.emit == EmitKind::Exe   ? "exe"
-                    : options.emit == EmitKind::Lib ? "lib"
-                                                    : "obj") +
-        " needs -o FILE");
+    return fail("--emit=" +
+                llvm::Twine(options.emit == EmitKind::Exe   ? "exe"
+                            : options.emit == EmitKind::Lib ? "lib"
+                                                            : "obj") +
+                " needs -o FILE");
   bool hasGpu = false;
   for (unsigned d = 0; d < hw.numDevices(); ++d)
     hasGpu |= hw.getDevice(d).kind == ::tra::hw::DeviceKind::GPU;
@@ -296,7 +303,7 @@ int Compiler::emitDistributed(ModuleOp module,
     return status;
   CodegenOptions codegen;
   codegen.entry = options.entry;
-  codegen.numThreads = options.threads ? int64_t(options.threads)
+  codegen.numThreads = options.threads        ? int64_t(options.threads)
                        : options.emulateOnCpu ? 1
                                               : hw.getDevice(0).cores;
   LogicalResult result =
@@ -383,6 +390,7 @@ int Compiler::run() {
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   Options options;
+  cl::HideUnrelatedOptions(toolCategory);
   cl::ParseCommandLineOptions(argc, argv,
                               "tra ahead-of-time compiler: plans a "
                               "model-level tra program for a hardware "

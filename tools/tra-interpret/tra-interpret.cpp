@@ -35,21 +35,25 @@ using namespace mlir::tra;
 namespace cl = llvm::cl;
 namespace rt = ::tra::rt;
 
+/// tra-interpret's own options: --help lists only these.
+static cl::OptionCategory toolCategory("tra-interpret options");
+
 static cl::opt<std::string> inputFile(cl::Positional, cl::desc("<model.mlir>"),
-                                      cl::Required);
+                                      cl::Required, cl::cat(toolCategory));
 static cl::opt<std::string> entryName("entry",
                                       cl::desc("function to run (default: "
                                                "the only public function, or "
                                                "@main)"),
-                                      cl::init(""));
+                                      cl::init(""), cl::cat(toolCategory));
 static cl::list<std::string>
     inputs("input", cl::desc("NAME=FILE.npy: value of argument NAME"),
-           cl::value_desc("NAME=FILE"));
+           cl::value_desc("NAME=FILE"), cl::cat(toolCategory));
 static cl::list<std::string>
     outputs("output", cl::desc("NAME=FILE.npy: write result NAME"),
-            cl::value_desc("NAME=FILE"));
+            cl::value_desc("NAME=FILE"), cl::cat(toolCategory));
 static cl::opt<bool> printResults("print",
-                                  cl::desc("print every result as text"));
+                                  cl::desc("print every result as text"),
+                                  cl::cat(toolCategory));
 
 static int fail(const llvm::Twine &message) {
   llvm::WithColor::error(llvm::errs(), "tra-interpret") << message << "\n";
@@ -117,6 +121,7 @@ static func::FuncOp findEntry(ModuleOp module, std::string &error) {
 
 int main(int argc, char **argv) {
   llvm::InitLLVM y(argc, argv);
+  cl::HideUnrelatedOptions(toolCategory);
   cl::ParseCommandLineOptions(argc, argv,
                               "tra reference interpreter: evaluates a tra "
                               "model on .npy inputs\n");
