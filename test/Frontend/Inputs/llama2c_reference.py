@@ -62,7 +62,9 @@ def rope(x, pos, hd):
     return out
 
 
-def generate(cfg, w, steps):
+def generate(cfg, w, steps, forced=None):
+    """Decodes `steps` positions from BOS, greedily or, with `forced`, feeding
+    the given ids instead; returns the ids and every step's logits."""
     d, hd, nh, nkv = cfg["dim"], cfg["hd"], cfg["heads"], cfg["kv_heads"]
     rep = nh // nkv
     kc = np.zeros((cfg["layers"], cfg["seq"], nkv, hd))
@@ -90,7 +92,7 @@ def generate(cfg, w, steps):
             x = x + w["w2"][l] @ (a / (1 + np.exp(-a)) * b)
         logits = w["cls"] @ rmsnorm(x, w["rms_final"])
         all_logits.append(logits)
-        tok = int(np.argmax(logits))
+        tok = int(np.argmax(logits)) if forced is None else int(forced[pos])
         ids.append(tok)
     return ids, np.array(all_logits)
 
