@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <vector>
@@ -100,6 +101,59 @@ TEST(ProfileTest, CountsOnlyWhileEnabled) {
   EXPECT_GE(tra_exec_profile_seconds(1), 0.0);
   tra_exec_profile_enable(2);
   EXPECT_EQ(tra_exec_profile_count(1), 0);
+}
+
+TEST(ExecAlloc, AlignedWritableBlocks) {
+  for (size_t alignment : {size_t(16), size_t(64), size_t(128), size_t(4096)})
+    for (size_t size : {size_t(1), size_t(1000), size_t(1) << 20}) {
+      auto *p = static_cast<unsigned char *>(
+          _mlir_memref_to_llvm_aligned_alloc(alignment, size));
+      ASSERT_NE(p, nullptr);
+      EXPECT_EQ(
+          reinterpret_cast<uintptr_t>(p) % std::max<size_t>(alignment, 64), 0u)
+          << "alignment " << alignment << ", size " << size;
+      p[0] = 1;
+      p[size - 1] = 2;
+      _mlir_memref_to_llvm_free(p);
+    }
+  void *p = _mlir_memref_to_llvm_alloc(100);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(p) % 64, 0u);
+  _mlir_memref_to_llvm_free(p);
+  _mlir_memref_to_llvm_free(nullptr);
+}
+
+TEST(ExecAlloc, LargeBlocksAreReused) {
+#if defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "blocks are not cached under AddressSanitizer";
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+  GTEST_SKIP() << "blocks are not cached under AddressSanitizer";
+#endif
+#endif
+  tra_exec_release_cached_memory();
+  EXPECT_EQ(tra_exec_cached_bytes(), 0);
+  const size_t big = size_t(2) << 20;
+  void *a = _mlir_memref_to_llvm_aligned_alloc(64, big);
+  void *b = _mlir_memref_to_llvm_aligned_alloc(64, big);
+  ASSERT_NE(a, b);
+  _mlir_memref_to_llvm_free(a);
+  EXPECT_GE(tra_exec_cached_bytes(), static_cast<int64_t>(big));
+  // The same size and alignment gets the kept block back; another size or
+  // alignment does not.
+  void *other = _mlir_memref_to_llvm_aligned_alloc(64, big + 4096);
+  EXPECT_NE(other, a);
+  void *again = _mlir_memref_to_llvm_aligned_alloc(64, big);
+  EXPECT_EQ(again, a);
+  EXPECT_EQ(tra_exec_cached_bytes(), 0);
+  // Small blocks are not kept.
+  void *small = _mlir_memref_to_llvm_alloc(256);
+  _mlir_memref_to_llvm_free(small);
+  EXPECT_EQ(tra_exec_cached_bytes(), 0);
+  for (void *p : {again, b, other})
+    _mlir_memref_to_llvm_free(p);
+  EXPECT_GT(tra_exec_cached_bytes(), 0);
+  tra_exec_release_cached_memory();
+  EXPECT_EQ(tra_exec_cached_bytes(), 0);
 }
 
 } // namespace

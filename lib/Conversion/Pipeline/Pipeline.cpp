@@ -133,7 +133,12 @@ void mlir::tra::buildLLVMStage(OpPassManager &pm,
   funcPm.addPass(arith::createArithExpandOpsPass(expandOptions));
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
-  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  // Buffers come from the runtime's allocator (runtime/exec/Alloc.cpp),
+  // which keeps large blocks for the next call instead of faulting fresh
+  // pages in on every call.
+  FinalizeMemRefToLLVMConversionPassOptions memrefOptions;
+  memrefOptions.useGenericFunctions = true;
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass(memrefOptions));
   pm.addPass(createConvertMathToLLVMPass());
   pm.addPass(createConvertMathToLibmPass());
   pm.addPass(createArithToLLVMConversionPass());

@@ -5,8 +5,8 @@
 // RUN:     --implicit-check-not=memref. --implicit-check-not=tensor. \
 // RUN:     --implicit-check-not=" scf." --implicit-check-not=" cf." --implicit-check-not=bufferization.
 // CHECK-DAG: llvm.func @tra_exec_sgemm(i64, i64, i64, i64, i64, i64, f32, !llvm.ptr, i64, i64, !llvm.ptr, i64, i64, f32, !llvm.ptr, i64, i64)
-// CHECK-DAG: llvm.func @malloc(i64) -> !llvm.ptr
-// CHECK-DAG: llvm.func @free(!llvm.ptr)
+// CHECK-DAG: llvm.func @_mlir_memref_to_llvm_alloc(i64) -> !llvm.ptr
+// CHECK-DAG: llvm.func @_mlir_memref_to_llvm_free(!llvm.ptr)
 // CHECK-LABEL: llvm.func @llama_block(
 // CHECK: llvm.call @tra_exec_sgemm
 // CHECK: llvm.call @puts

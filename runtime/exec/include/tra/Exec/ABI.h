@@ -18,6 +18,7 @@
 #ifndef TRA_EXEC_ABI_H
 #define TRA_EXEC_ABI_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -128,6 +129,21 @@ void tra_exec_sgemm(int64_t batch, int64_t transA, int64_t transB, int64_t m,
 /** Sets the number of threads BLAS calls and the OpenMP loops of compiled
  * code use (at least 1). */
 void tra_exec_set_num_threads(int64_t threads);
+
+/**
+ * The allocation functions compiled code calls for its buffers (MLIR's
+ * generic memref allocation functions, `use-generic-functions` of
+ * finalize-memref-to-llvm). Blocks of 64 KiB and more are kept on free and
+ * reused by the next request of the same size (runtime/exec/Alloc.cpp), so
+ * repeated calls of a compiled function do not fault fresh pages in.
+ */
+void *_mlir_memref_to_llvm_alloc(size_t size);
+void *_mlir_memref_to_llvm_aligned_alloc(size_t alignment, size_t size);
+void _mlir_memref_to_llvm_free(void *ptr);
+/** Bytes of freed blocks held for reuse. */
+int64_t tra_exec_cached_bytes(void);
+/** Returns the held blocks to the system. */
+void tra_exec_release_cached_memory(void);
 
 /** Called by compiled code (when compiled with profiling) around op `op`. */
 void tra_exec_profile_begin(int64_t op);
