@@ -27,9 +27,10 @@ def Comm_Dialect : Dialect {
 
     * `tra_comm.isend` / `tra_comm.irecv` / `tra_comm.wait`: one tile
       region from one rank to another without blocking: the send is posted
-      as soon as the tile is computed, the receive as early, and the wait
-      comes right before the received tile is first used (for a send, at
-      the end of the function), so the move overlaps computation;
+      as soon as the tile is computed, the receive at the same point of
+      the receiver's program, and the wait comes right before the received
+      tile is first used (for a send, at the end of the function), so the
+      move overlaps computation;
     * `tra_comm.send` / `tra_comm.recv`: the same move, blocking (used when
       `tra-localize` is asked for blocking moves; every rank issues its
       moves in one global order, so blocking moves cannot deadlock);
