@@ -2,7 +2,7 @@
 """Benchmarks of distributed tra executables (issue 5).
 
     /usr/bin/python3 bench/mpi_bench.py [--build DIR] [--n N] [--repeat N]
-        [--rounds N] [--work DIR] [--only speedup|bytes ...]
+        [--rounds N] [--work DIR] [--only speedup|bytes|overlap ...]
 
 Prints, measured in this one run (never asserted):
 
@@ -21,6 +21,16 @@ Prints, measured in this one run (never asserted):
            two-layer LLaMA (examples/models/llama.py --preset small, one
            sequence of 128 tokens) on hw/dgx-8.json emulated on CPUs
            (8 ranks); target: equal within 1%.
+  overlap  communication overlapping computation: a hand-written plan on
+           two CPU ranks that computes h = exp(x) (rows split), then an
+           unrelated matmul p = a b (rows split), then gathers h onto both
+           ranks (each sends --overlap-rows/2 x --overlap-cols floats) and
+           uses it. Compiled twice from the same plan: with the default
+           non-blocking moves (h's send is posted before the matmul, its
+           receive waited for after it) and with `tra-compile
+           --blocking-moves` (the exchange after the matmul). Prints both
+           times (slowest rank, fastest of the rounds) and the ratio
+           t(blocking) / t(non-blocking); above 1 means the overlap pays.
 
 Run it on an idle machine for numbers worth noting.
 """
@@ -167,6 +177,63 @@ def bench_bytes(args, compiler, work):
               f"{estimate} B: difference {100 * diff:.2f}% (target <= 1%)")
 
 
+def overlap_model(path, rows, cols, m):
+    """The hand-written 2-rank plan of the overlap case."""
+    x = f"tensor<{rows}x{cols}xf32>"
+    a = f"tensor<{m}x{m}xf32>"
+    split = "#tra_plan.dist<[2, 1] on [0, 1]>"
+    rep = "#tra_plan.dist<[1, 1] on [[0, 1]]>"
+    with open(path, "w") as f:
+        f.write(f"""func.func @overlap(%x: {x} {{tra.name = "x", tra_plan.dist = {split}}},
+                    %a: {a} {{tra.name = "a", tra_plan.dist = {split}}},
+                    %b: {a} {{tra.name = "b", tra_plan.dist = {rep}}})
+    -> ({x} {{tra.name = "h"}}, {a} {{tra.name = "p"}})
+    attributes {{tra_plan.num_devices = 2 : i64}} {{
+  %h = tra.map (%x) {{tra_plan.operands = [{split}], tra_plan.results = [{split}], tra_plan.split = #tra_plan.split<a = 2>}} : ({x}) -> {x} {{
+  ^bb0(%v: f32):
+    %e = math.exp %v : f32
+    tra.yield %e : f32
+  }}
+  %p = tra.einsum "ik,kj->ij" mul (%a, %b) {{tra_plan.operands = [{split}, {rep}], tra_plan.results = [{split}], tra_plan.split = #tra_plan.split<i = 2>}} : ({a}, {a}) -> {a}
+  %hr = tra_plan.repartition %h from <[2, 1] on [0, 1]> to <[1, 1] on [[0, 1]]> : {x}
+  return %hr, %p : {x}, {a}
+}}
+""")
+    return path
+
+
+def bench_overlap(args, compiler, work):
+    rows, cols, m = args.overlap_rows, args.overlap_cols, args.overlap_m
+    model = overlap_model(os.path.join(work, "overlap.mlir"), rows, cols, m)
+    hw = cpu_nodes(os.path.join(work, "cpu2.json"), 2)
+    exes = {}
+    for mode, extra in (("non-blocking", []), ("blocking", ["--blocking-moves"])):
+        exes[mode] = os.path.join(work, "overlap-" + mode)
+        run([compiler, model, "--hw", hw, "--device-threads", "1", *extra,
+             "--emit=exe", "-o", exes[mode]])
+    rng = np.random.default_rng(0)
+    flags = []
+    for name, shape in (("x", (rows, cols)), ("a", (m, m)), ("b", (m, m))):
+        path = os.path.join(work, "overlap-" + name + ".npy")
+        np.save(path, (rng.standard_normal(shape) / np.sqrt(shape[1])).astype(np.float32))
+        flags += ["--input", f"{name}={path}"]
+    common = flags + ["--threads", "1", "--repeat", str(args.repeat),
+                      "--profile"]
+    times = {mode: float("inf") for mode in exes}
+    for _ in range(args.rounds):
+        for mode, exe in exes.items():
+            out = os.path.join(work, f"overlap-{mode}-h.npy")
+            times[mode] = min(times[mode], slowest_rank_ms(run(
+                MPIRUN + ["-np", "2", exe, *common, "--output", "h=" + out]).stderr))
+    same = np.array_equal(np.load(os.path.join(work, "overlap-non-blocking-h.npy")),
+                          np.load(os.path.join(work, "overlap-blocking-h.npy")))
+    t_nb, t_b = times["non-blocking"], times["blocking"]
+    print(f"overlap  gather of {rows}x{cols} f32 rows behind a {m}^3 matmul "
+          f"(2 ranks x 1 thread): blocking {t_b:.1f} ms, non-blocking "
+          f"{t_nb:.1f} ms: ratio {t_b / t_nb:.2f} (outputs "
+          f"{'identical' if same else 'DIFFER'})")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--build", default=os.path.join(ROOT, "build"))
@@ -175,9 +242,13 @@ def main():
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--work", default=None)
     parser.add_argument("--only", nargs="*", default=None)
+    parser.add_argument("--overlap-rows", type=int, default=4096)
+    parser.add_argument("--overlap-cols", type=int, default=2048)
+    parser.add_argument("--overlap-m", type=int, default=1024)
     args = parser.parse_args()
     compiler = os.path.join(args.build, "bin", "tra-compile")
-    benches = {"speedup": bench_speedup, "bytes": bench_bytes}
+    benches = {"speedup": bench_speedup, "bytes": bench_bytes,
+               "overlap": bench_overlap}
     with tempfile.TemporaryDirectory(dir=args.work) as work:
         for name, bench in benches.items():
             if args.only is None or name in args.only:

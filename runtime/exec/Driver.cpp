@@ -2,6 +2,8 @@
 
 #include "tra/Exec/Driver.h"
 
+#include "tra/Runtime/File.h"
+#include "tra/Runtime/Mpi.h"
 #include "tra/Runtime/Npy.h"
 #include "tra/Runtime/Safetensors.h"
 #include "tra/Runtime/Tensor.h"
@@ -31,11 +33,16 @@ constexpr const char *kUsage =
     "usage: %s --input NAME=FILE.npy ... --output NAME=FILE.npy ...\n"
     "       [--weights FILE.safetensors|FILE.safetensors.index.json|DIR]...\n"
     "       [--threads N] [--profile] [--repeat N] [--list]\n"
+    "       [--output-per-rank]\n"
     "\n"
     "Runs the compiled entry function @%s. NAME is one of its argument or\n"
     "result names (--list prints them). Arguments not given with --input\n"
     "are read by name from the --weights checkpoints. --profile prints the\n"
-    "run time on stderr; --repeat N runs the program N times (for timing).\n";
+    "run time on stderr; --repeat N runs the program N times (for timing).\n"
+    "Distributed programs: with --output-per-rank, each rank writes the\n"
+    "tiles it owns of --output NAME=DIR/STEM.npy as DIR/STEM.rankR.npy, and\n"
+    "DIR/STEM.tiles.json lists every tile's file, offsets and shape, instead\n"
+    "of gathering the whole tensor to rank 0.\n";
 
 /// What the command line asks for.
 struct Options {
@@ -47,6 +54,7 @@ struct Options {
   bool profile = false;
   bool list = false;
   bool help = false;
+  bool outputPerRank = false;
 };
 
 /// Returns the runtime dtype of an ABI element type, if valid.
@@ -151,6 +159,8 @@ Result<Options> parseOptions(int argc, const char *const *argv) {
           .push_back(*binding);
     } else if (arg == "--profile") {
       options.profile = true;
+    } else if (arg == "--output-per-rank") {
+      options.outputPerRank = true;
     } else if (arg == "--list") {
       options.list = true;
     } else if (arg == "--help" || arg == "-h") {
@@ -581,11 +591,234 @@ Result<HostTensor> readInputTile(const TraExecProgram &program,
   return part->dtype() == want ? std::move(*part) : convert(*part, want);
 }
 
-/// Runs rank `rank`'s program and gathers the outputs on rank 0.
-Status runRank(const TraExecProgram &program, const Options &options,
-               const std::vector<std::pair<int64_t, std::string>> &writes,
-               const Communicator &comm, int rank) {
+/// The files of `--output NAME=FILE` with --output-per-rank: FILE without
+/// its ".npy" suffix is the stem; tiles are "STEM.rankR.npy", the manifest
+/// "STEM.tiles.json".
+std::string outputStem(const std::string &file) {
+  if (file.size() > 4 && file.compare(file.size() - 4, 4, ".npy") == 0)
+    return file.substr(0, file.size() - 4);
+  return file;
+}
+std::string rankTileFile(const std::string &file, int64_t rank) {
+  return outputStem(file) + ".rank" + std::to_string(rank) + ".npy";
+}
+std::string manifestFile(const std::string &file) {
+  return outputStem(file) + ".tiles.json";
+}
+/// What is written while the outputs are not committed yet.
+std::string partialFile(const std::string &path) { return path + ".partial"; }
+
+/// Returns "[1, 2, 3]".
+std::string jsonList(const std::vector<int64_t> &values) {
+  std::string text = "[";
+  for (size_t i = 0; i < values.size(); ++i)
+    text += (i ? ", " : "") + std::to_string(values[i]);
+  return text + "]";
+}
+
+/// Returns `text` as a JSON string literal.
+std::string jsonString(const std::string &text) {
+  std::string quoted = "\"";
+  for (char c : text) {
+    if (c == '"' || c == '\\') {
+      quoted += '\\';
+      quoted += c;
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      char escape[8];
+      std::snprintf(escape, sizeof(escape), "\\u%04x", c);
+      quoted += escape;
+    } else {
+      quoted += c;
+    }
+  }
+  return quoted + "\"";
+}
+
+/// The manifest of result `index` written to `file` per rank: its name,
+/// .npy dtype and shape, and each owned tile's file (relative to the
+/// manifest), rank, offsets and shape, in rank order.
+std::string tileManifest(const TraExecProgram &program, int64_t index,
+                         const std::string &file) {
+  const TraExecTensorInfo &info = program.outputs[index];
+  DType dtype = *toDType(info.dtype);
+  // .npy has no bfloat16: those results are written as f32.
+  std::string descr =
+      npyDescr(dtype == DType::BF16 ? DType::F32 : dtype).value_or("");
+  std::string text = "{\n  \"name\": " + jsonString(info.name) +
+                     ",\n  \"dtype\": " + jsonString(descr) +
+                     ",\n  \"shape\": " + jsonList(shapeOf(info)) +
+                     ",\n  \"tiles\": [";
+  bool first = true;
+  for (int64_t q = 0; q < program.numRanks; ++q) {
+    const TraExecRankProgram &other = program.ranks[q];
+    for (int64_t i = 0; i < other.numOutputs; ++i) {
+      const TraExecTile &tile = other.outputs[i];
+      if (tile.tensor != index || !tile.owner)
+        continue;
+      std::string name =
+          std::filesystem::path(rankTileFile(file, q)).filename().string();
+      text += std::string(first ? "" : ",") +
+              "\n    {\"file\": " + jsonString(name) +
+              ", \"rank\": " + std::to_string(q) +
+              ", \"offsets\": " + jsonList(tileOffsets(tile, info.rank)) +
+              ", \"shape\": " + jsonList(tileShape(tile, info.rank)) + "}";
+      first = false;
+    }
+  }
+  return text + "\n  ]\n}\n";
+}
+
+/// Writes `text` to `path` atomically.
+Status writeText(const std::string &path, const std::string &text) {
+  Result<AtomicFileWriter> writer = AtomicFileWriter::create(path);
+  if (!writer)
+    return writer.error();
+  if (Status status = writer->write(text.data(), text.size()); !status)
+    return status;
+  return writer->commit();
+}
+
+/// Whether every rank passes `ok` (a collective over all ranks).
+bool allRanksAgree(const Communicator &comm, bool ok) {
+  int64_t value = ok ? 1 : 0;
+  comm.allreduce(&value, 1, TRA_MPI_I64, TRA_MPI_MIN, nullptr, 0);
+  return value == 1;
+}
+
+/// Removes `paths`, ignoring those that do not exist.
+void removeFiles(const std::vector<std::string> &paths) {
+  for (const std::string &path : paths) {
+    std::error_code ec;
+    std::filesystem::remove(path, ec);
+  }
+}
+
+/// The files this rank writes with --output-per-rank: (index in the rank's
+/// results, tile file), and on rank 0 (result index, manifest file) with
+/// the --output file each manifest is for.
+struct RankOutputFiles {
+  std::vector<std::pair<int64_t, std::string>> tiles;
+  std::vector<std::pair<int64_t, std::string>> manifests;
+  std::vector<std::string> manifestOutputs;
+  std::vector<std::string> all() const {
+    std::vector<std::string> paths;
+    for (const auto &files : {tiles, manifests})
+      for (const auto &[_, path] : files)
+        paths.push_back(path);
+    return paths;
+  }
+};
+
+RankOutputFiles
+rankOutputFiles(const TraExecProgram &program,
+                const std::vector<std::pair<int64_t, std::string>> &writes,
+                int rank) {
+  RankOutputFiles files;
   const TraExecRankProgram &mine = program.ranks[rank];
+  for (const auto &[index, file] : writes) {
+    for (int64_t i = 0; i < mine.numOutputs; ++i)
+      if (mine.outputs[i].tensor == index && mine.outputs[i].owner)
+        files.tiles.push_back({i, rankTileFile(file, rank)});
+    if (rank == 0) {
+      files.manifests.push_back({index, manifestFile(file)});
+      files.manifestOutputs.push_back(file);
+    }
+  }
+  return files;
+}
+
+/// --output-per-rank: every rank writes the tiles it owns, rank 0 the
+/// manifests. Nothing is left that looks like a complete output unless
+/// every rank succeeded: the files are written as "*.partial", renamed once
+/// every rank has written all of its files, and the manifests (what a
+/// reader opens first) are renamed last, once every rank has renamed its
+/// tiles. On failure every rank removes what it wrote and the job exits 1.
+/// Returns the process exit code.
+int writeRankOutputs(const TraExecProgram &program,
+                     const std::vector<std::pair<int64_t, std::string>> &writes,
+                     const Communicator &comm, int rank,
+                     const std::vector<HostTensor> &results, const char *self) {
+  RankOutputFiles files = rankOutputFiles(program, writes, rank);
+  std::vector<std::string> partials;
+  for (const std::string &path : files.all())
+    partials.push_back(partialFile(path));
+  auto failWith = [&](const std::string &message) {
+    std::fprintf(stderr, "%s: error: rank %d: %s\n", self, rank,
+                 message.c_str());
+  };
+  // 1. Write every file under its partial name.
+  bool ok = true;
+  for (const auto &[i, path] : files.tiles) {
+    if (Status status = writeNpy(partialFile(path), results[i]); !status) {
+      failWith(
+          "result '" +
+          std::string(
+              program.outputs[program.ranks[rank].outputs[i].tensor].name) +
+          "': " + status.message());
+      ok = false;
+      break;
+    }
+  }
+  for (size_t m = 0; ok && m < files.manifests.size(); ++m) {
+    const auto &[index, path] = files.manifests[m];
+    if (Status status =
+            writeText(partialFile(path),
+                      tileManifest(program, index, files.manifestOutputs[m]));
+        !status) {
+      failWith(status.message());
+      ok = false;
+    }
+  }
+  // 2. Every rank wrote everything: rename the tiles.
+  if (!allRanksAgree(comm, ok)) {
+    removeFiles(partials);
+    return 1;
+  }
+  std::vector<std::string> renamed;
+  for (const auto &[_, path] : files.tiles) {
+    std::error_code ec;
+    std::filesystem::rename(partialFile(path), path, ec);
+    if (ec) {
+      failWith(path + ": " + ec.message());
+      ok = false;
+      break;
+    }
+    renamed.push_back(path);
+  }
+  // 3. Every tile is in place: publish the manifests.
+  if (!allRanksAgree(comm, ok)) {
+    removeFiles(partials);
+    removeFiles(renamed);
+    return 1;
+  }
+  for (const auto &[_, path] : files.manifests) {
+    std::error_code ec;
+    std::filesystem::rename(partialFile(path), path, ec);
+    if (ec) {
+      failWith(path + ": " + ec.message());
+      ok = false;
+      break;
+    }
+    renamed.push_back(path);
+  }
+  if (!allRanksAgree(comm, ok)) {
+    removeFiles(partials);
+    removeFiles(renamed);
+    return 1;
+  }
+  return 0;
+}
+
+/// Runs rank `rank`'s program and gathers the outputs on rank 0 (or, with
+/// --output-per-rank, writes each rank's tiles). Returns the exit code;
+/// an error aborts the job.
+Result<int> runRank(const TraExecProgram &program, const Options &options,
+                    const std::vector<std::pair<int64_t, std::string>> &writes,
+                    const Communicator &comm, int rank, const char *self) {
+  const TraExecRankProgram &mine = program.ranks[rank];
+  // Outputs of an earlier run must not pass for this run's if it fails.
+  if (options.outputPerRank)
+    removeFiles(rankOutputFiles(program, writes, rank).all());
   Weights weights;
   for (const std::string &path : options.weights)
     if (Status status = weights.add(path); !status)
@@ -640,6 +873,9 @@ Status runRank(const TraExecProgram &program, const Options &options,
                                         options.repeat));
   }
 
+  if (options.outputPerRank)
+    return writeRankOutputs(program, writes, comm, rank, results, self);
+
   // Gather: in output order, then rank order, every owned tile goes to rank
   // 0 (blocking sends matched by rank 0's receives in the same order).
   for (const auto &[index, file] : writes) {
@@ -677,7 +913,7 @@ Status runRank(const TraExecProgram &program, const Options &options,
         return Error{"result '" + std::string(info.name) +
                      "': " + status.message()};
   }
-  return Status::success();
+  return 0;
 }
 
 int fail(const char *program, const std::string &message);
@@ -704,13 +940,14 @@ int runDistributed(const TraExecProgram &program, const Options &options,
     comm.finalize(0);
     return 1;
   }
-  if (Status status = runRank(program, options, *writes, comm, rank); !status) {
-    std::string message = std::string(self) + ": " + status.message();
+  Result<int> code = runRank(program, options, *writes, comm, rank, self);
+  if (!code) {
+    std::string message = std::string(self) + ": " + code.message();
     comm.fatal(message.c_str());
     return 1;
   }
   comm.finalize(0);
-  return 0;
+  return *code;
 }
 
 /// Prints "PROGRAM: error: MESSAGE" and returns exit code 1.
@@ -751,6 +988,10 @@ int runProgram(const TraExecProgram &program, int argc, char **argv,
                             "without the MPI runtime");
     return runDistributed(program, *options, argc, argv, *communicator);
   }
+  if (options->outputPerRank)
+    return fail(self, "--output-per-rank is for distributed programs; @" +
+                          std::string(program.entryName) +
+                          " runs on one device");
   auto writes = resolveOutputs(program, *options);
   if (!writes)
     return fail(self, writes.message());

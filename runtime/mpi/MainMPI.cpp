@@ -17,6 +17,7 @@ int main(int argc, char **argv) {
   comm.send = tra_mpi_send;
   comm.recv = tra_mpi_recv;
   comm.fatal = tra_mpi_fatal;
+  comm.allreduce = tra_mpi_allreduce;
   comm.bytesSent = tra_mpi_bytes_sent;
   comm.messagesSent = tra_mpi_messages_sent;
   comm.finalize = tra_mpi_finalize;

@@ -123,6 +123,12 @@ struct Options {
                "bufferized, llvm, or all (default: every stage in turn, each "
                "after a '// ----- stage NAME -----' line)"),
       cl::init("all"), cl::cat(toolCategory)};
+  cl::opt<bool> blockingMoves{
+      "blocking-moves",
+      cl::desc("distributed programs: blocking tile moves in program order "
+               "instead of non-blocking moves overlapping computation (for "
+               "comparison and debugging)"),
+      cl::Hidden, cl::cat(toolCategory)};
 };
 
 /// A compilation: the steps shared by every --emit mode.
@@ -303,6 +309,7 @@ int Compiler::emitDistributed(ModuleOp module,
     return status;
   CodegenOptions codegen;
   codegen.entry = options.entry;
+  codegen.blockingMoves = options.blockingMoves;
   codegen.numThreads = options.threads        ? int64_t(options.threads)
                        : options.emulateOnCpu ? 1
                                               : hw.getDevice(0).cores;

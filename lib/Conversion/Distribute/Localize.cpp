@@ -3,12 +3,50 @@
 // tra-localize: every planned function becomes one function per device, the
 // program MPI rank r runs on the tiles r holds (see Passes.td).
 //
-// Deadlock freedom: the moves of a repartition are enumerated in one global
-// order (destination tile, destination device, source tile) that every rank
-// computes identically, and each rank emits its part of each move in that
-// order, as collectives are emitted in program order. With blocking sends
-// and receives, the earliest unfinished move always has both ranks waiting
-// on it, so every move completes.
+// Message order and tags: the moves of every repartition are enumerated in
+// one global order (repartitions in program order; within one, destination
+// tile, destination device, source tile) that every rank computes
+// identically; the moves that cross devices get consecutive tags (modulo
+// 32768, the tag bound MPI guarantees).
+//
+// Non-blocking moves (the default). Each rank posts the `tra_comm.isend` of
+// a move right after its local program computes the sent value (the
+// repartition's input; at function entry for an argument), and the
+// `tra_comm.irecv` at the same point of the global program: both sides post
+// a move right after global op `def(input)` is localized, in move order.
+// The wait of a receive comes right before the first use of the
+// repartitioned tile (the repartition's local copies and received pieces
+// are assembled lazily, when a later op needs the tile); the waits of sends
+// come at the end of the function, before the return (the wait reads the
+// sent tile, so bufferization keeps its buffer unmodified and alive until
+// then). Repartitions whose tile is never used are waited on there too.
+//
+// Deadlock freedom. Index every point of the rank programs by the global
+// op after which it is emitted; posts never block, so a rank can only
+// block in a wait or a collective. Suppose some ranks block forever, and
+// take a blocked rank r whose blocking point q is earliest. Every other
+// rank is blocked at a point >= q or has finished.
+//  - r waits for a receive of move m from rank s: s posts m's isend right
+//    after def(input), and q is at or after the repartition, strictly after
+//    def(input); s has reached q or finished, so the send is posted.
+//  - r waits for a send (at the function end, q is the last point): every
+//    rank is blocked at the end or finished, so every irecv is posted.
+//  - r is in a collective at q: collectives are emitted at the same global
+//    point on every member, so every member blocked at >= q is blocked in
+//    this one (it cannot have passed it without r).
+// In each case the operation can complete (MPI progresses a posted
+// non-blocking send while its sender is inside any MPI call, which a
+// blocked or finishing rank is), a contradiction. Tags may repeat after
+// 32768 moves, but sender and receiver post the moves between any two ranks
+// in the same order (by posting point, then move order) and MPI matches
+// messages with equal source and tag in posting order, so every receive
+// gets its own message.
+//
+// Blocking moves (`blocking-moves`): each rank emits its part of each move
+// at the repartition, in the global order, as `tra_comm.send` /
+// `tra_comm.recv`. The earliest unfinished move always has both ranks
+// waiting on it, and collectives are in program order, so every move
+// completes.
 //
 //===----------------------------------------------------------------------===//
 
@@ -26,6 +64,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 namespace mlir {
@@ -108,11 +147,79 @@ ArrayRef<int64_t> shapeOf(Value v) {
   return cast<RankedTensorType>(v.getType()).getShape();
 }
 
+/// One region of a repartition that lands on a device: a local copy
+/// (source == dest) or a message.
+struct Move {
+  plan::RepartitionOp op;
+  /// The region, in global coordinates.
+  Box part;
+  unsigned source, dest;
+  /// Message tag (only for moves between devices).
+  int32_t tag = 0;
+  bool isLocal() const { return source == dest; }
+};
+
+/// The moves of every repartition of a planned function, in the global
+/// order every rank computes alike.
+struct MovePlan {
+  /// Moves of each repartition, in order.
+  DenseMap<Operation *, SmallVector<Move>> byRepartition;
+  /// The moves of repartition `op`.
+  ArrayRef<Move> of(Operation *op) const {
+    auto it = byRepartition.find(op);
+    return it == byRepartition.end() ? ArrayRef<Move>() : it->second;
+  }
+  /// Messages to post right after each op (nullptr: at function entry),
+  /// as (repartition, index of the move in its list), in order.
+  DenseMap<Operation *, SmallVector<std::pair<Operation *, unsigned>>> posts;
+};
+
+/// Enumerates the moves of every repartition of `body`.
+MovePlan planMoves(Block &body) {
+  MovePlan plan;
+  int64_t tagCounter = 0;
+  for (auto op : body.getOps<plan::RepartitionOp>()) {
+    TensorDist from = plan::fromAttr(op.getFrom());
+    TensorDist to = plan::fromAttr(op.getTo());
+    ArrayRef<int64_t> shape = shapeOf(op.getInput());
+    SmallVector<Move> &moves = plan.byRepartition[op];
+    // For each destination tile and device, each source tile intersecting
+    // it.
+    for (int64_t tb = 0, eb = to.getNumTiles(); tb < eb; ++tb) {
+      Box destBox = tileBox(to, shape, tb);
+      ArrayRef<unsigned> dests = to.getTileDevices(tb);
+      for (auto [k, dest] : llvm::enumerate(dests)) {
+        for (int64_t ta = 0, ea = from.getNumTiles(); ta < ea; ++ta) {
+          Box part = tileBox(from, shape, ta).intersect(destBox);
+          if (part.empty())
+            continue;
+          ArrayRef<unsigned> sources = from.getTileDevices(ta);
+          // The destination itself if it holds the source tile, else
+          // spread the destinations over the source's copies.
+          unsigned source = llvm::is_contained(sources, dest)
+                                ? dest
+                                : sources[k % sources.size()];
+          Move move{op, part, source, unsigned(dest)};
+          if (!move.isLocal()) {
+            move.tag = int32_t(tagCounter++ % 32768);
+            plan.posts[op.getInput().getDefiningOp()].push_back(
+                {op, unsigned(moves.size())});
+          }
+          moves.push_back(move);
+        }
+      }
+    }
+  }
+  return plan;
+}
+
 /// Builds the function of one rank.
 class RankBuilder {
 public:
-  RankBuilder(func::FuncOp global, int64_t rank, int64_t numRanks)
-      : global(global), rank(rank), numRanks(numRanks) {}
+  RankBuilder(func::FuncOp global, const MovePlan &moves, int64_t rank,
+              int64_t numRanks, bool blocking)
+      : global(global), moves(moves), rank(rank), numRanks(numRanks),
+        blocking(blocking) {}
 
   FailureOr<func::FuncOp> build(OpBuilder &moduleBuilder);
 
@@ -140,12 +247,19 @@ private:
         RankedTensorType::get(box.sizes(), type.getElementType()), box}};
   }
   /// The local value of `value`; fails if this rank does not hold it.
+  /// Assembles a repartitioned tile on its first use.
   FailureOr<Value> local(Value value, Operation *user) {
+    if (pending.count(value) && failed(assemble(value)))
+      return failure();
     auto it = locals.find(value);
     if (it == locals.end())
       return user->emitError("rank ")
              << rank << " runs this operation but holds no tile of operand";
     return it->second;
+  }
+  /// Whether this rank holds (or will assemble) a tile of `value`.
+  bool holds(Value value) const {
+    return locals.count(value) || pending.count(value);
   }
 
   LogicalResult localizeOp(Operation *op);
@@ -153,6 +267,14 @@ private:
   LogicalResult localizeGather(GatherOp op, Value table, Value indices,
                                RankedTensorType type, const Box &tableBox);
   LogicalResult localizeRepartition(plan::RepartitionOp op);
+  /// Posts this rank's side of the messages that become ready after `op`
+  /// (nullptr: at function entry).
+  LogicalResult postMoves(Operation *op);
+  /// Emits the waits and copies that assemble the pending tile of `value`.
+  LogicalResult assemble(Value value);
+  /// Inserts `piece` (region `part`) into `acc` (region `accBox`).
+  Value insert(Location loc, Value piece, Value acc, const Box &accBox,
+               const Box &part);
   LogicalResult localizeAllReduce(Value input, Value result,
                                   const TensorDist &from, Location loc);
   LogicalResult localizeReduceScatter(plan::ReduceScatterOp op);
@@ -160,16 +282,21 @@ private:
   /// A static slice of `source` (whose box is `sourceBox`) covering `box`.
   Value extract(Location loc, Value source, const Box &sourceBox,
                 const Box &box);
-  /// Next message tag (the same sequence on every rank).
-  int32_t nextTag() { return int32_t(tagCounter++ % 32768); }
-
   func::FuncOp global;
+  const MovePlan &moves;
   int64_t rank, numRanks;
+  bool blocking;
   OpBuilder builder{global.getContext()};
   DenseMap<Value, Value> locals;
   /// Boxes of local values.
   DenseMap<Value, Box> boxes;
-  int64_t tagCounter = 0;
+  /// Repartition results this rank holds whose tile is not assembled yet.
+  llvm::MapVector<Value, plan::RepartitionOp> pending;
+  /// Posted receives: (repartition, move index) -> (tile in flight,
+  /// request).
+  DenseMap<std::pair<Operation *, unsigned>, std::pair<Value, Value>> receives;
+  /// Posted sends: (sent tile, request), waited on before the return.
+  SmallVector<std::pair<Value, Value>> sends;
 };
 
 Value RankBuilder::extract(Location loc, Value source, const Box &sourceBox,
@@ -238,8 +365,10 @@ FailureOr<func::FuncOp> RankBuilder::build(OpBuilder &moduleBuilder) {
   }
   builder.setInsertionPointToStart(entry);
 
+  if (failed(postMoves(nullptr)))
+    return failure();
   for (Operation &op : body.without_terminator())
-    if (failed(localizeOp(&op)))
+    if (failed(localizeOp(&op)) || failed(postMoves(&op)))
       return failure();
 
   // Results: the tiles of the results this rank holds.
@@ -274,6 +403,12 @@ FailureOr<func::FuncOp> RankBuilder::build(OpBuilder &moduleBuilder) {
     results.push_back(*tile);
     resultAttrs.push_back(attrs.getDictionary(ctx));
   }
+  // Complete every move: receives of tiles never used, then the sends.
+  while (!pending.empty())
+    if (failed(assemble(pending.front().first)))
+      return failure();
+  for (auto [tile, request] : sends)
+    comm::WaitOp::create(builder, terminator->getLoc(), Type(), request, tile);
   func::ReturnOp::create(builder, terminator->getLoc(), results);
   func.setType(
       FunctionType::get(ctx, argTypes, ValueRange(results).getTypes()));
@@ -453,11 +588,19 @@ LogicalResult RankBuilder::localizeGather(GatherOp op, Value table,
   return success();
 }
 
+Value RankBuilder::insert(Location loc, Value piece, Value acc,
+                          const Box &accBox, const Box &part) {
+  SmallVector<int64_t, 4> offsets, strides(part.lo.size(), 1);
+  for (size_t d = 0; d < part.lo.size(); ++d)
+    offsets.push_back(part.lo[d] - accBox.lo[d]);
+  return tensor::InsertSliceOp::create(builder, loc, piece, acc, ValueRange{},
+                                       ValueRange{}, ValueRange{}, offsets,
+                                       part.sizes(), strides);
+}
+
 LogicalResult RankBuilder::localizeRepartition(plan::RepartitionOp op) {
   Location loc = op.getLoc();
-  TensorDist from = plan::fromAttr(op.getFrom());
   TensorDist to = plan::fromAttr(op.getTo());
-  ArrayRef<int64_t> shape = shapeOf(op.getInput());
   auto elementType =
       cast<RankedTensorType>(op.getInput().getType()).getElementType();
 
@@ -470,73 +613,117 @@ LogicalResult RankBuilder::localizeRepartition(plan::RepartitionOp op) {
     accBox = (*target)->second;
     // Fast path: the rank already holds exactly this region.
     auto it = boxes.find(op.getInput());
-    if (it != boxes.end() && locals.count(op.getInput()) &&
+    if (it != boxes.end() && holds(op.getInput()) &&
         it->second.lo == accBox.lo && it->second.hi == accBox.hi) {
-      locals[op.getResult()] = locals[op.getInput()];
+      FailureOr<Value> in = local(op.getInput(), op);
+      if (failed(in))
+        return failure();
+      locals[op.getResult()] = *in;
       boxes[op.getResult()] = accBox;
-      // Other ranks may still need this rank's tile: fall through for the
-      // sends only.
+      // Other ranks may still need this rank's tile: their messages are
+      // posted (or, blocking, sent below).
+    } else if (!blocking) {
+      // Assembled from local copies and received pieces on first use.
+      pending[op.getResult()] = op;
+      boxes[op.getResult()] = accBox;
+      return success();
     } else {
       acc = tensor::EmptyOp::create(builder, loc, accBox.sizes(), elementType);
     }
   }
+  if (!blocking)
+    return success();
   bool done = locals.count(op.getResult());
 
-  // Every move in the global order: for each destination tile and device,
-  // for each source tile intersecting it.
-  for (int64_t tb = 0, eb = to.getNumTiles(); tb < eb; ++tb) {
-    Box destBox = tileBox(to, shape, tb);
-    ArrayRef<unsigned> dests = to.getTileDevices(tb);
-    for (auto [k, dest] : llvm::enumerate(dests)) {
-      for (int64_t ta = 0, ea = from.getNumTiles(); ta < ea; ++ta) {
-        Box part = tileBox(from, shape, ta).intersect(destBox);
-        if (part.empty())
-          continue;
-        ArrayRef<unsigned> sources = from.getTileDevices(ta);
-        // The destination itself if it holds the source tile, else spread
-        // the destinations over the source's copies.
-        unsigned source = llvm::is_contained(sources, dest)
-                              ? dest
-                              : sources[k % sources.size()];
-        if (source == dest) {
-          if (dest != unsigned(rank) || done)
-            continue;
-          FailureOr<Value> src = local(op.getInput(), op);
-          if (failed(src))
-            return failure();
-          Value piece = extract(loc, *src, boxes[op.getInput()], part);
-          SmallVector<int64_t, 4> offsets, strides(part.lo.size(), 1);
-          for (size_t d = 0; d < part.lo.size(); ++d)
-            offsets.push_back(part.lo[d] - accBox.lo[d]);
-          acc = tensor::InsertSliceOp::create(
-              builder, loc, piece, acc, ValueRange{}, ValueRange{},
-              ValueRange{}, offsets, part.sizes(), strides);
-          continue;
-        }
-        int32_t tag = nextTag();
-        if (source == unsigned(rank)) {
-          FailureOr<Value> src = local(op.getInput(), op);
-          if (failed(src))
-            return failure();
-          Value piece = extract(loc, *src, boxes[op.getInput()], part);
-          comm::SendOp::create(builder, loc, piece, dest, tag);
-        } else if (dest == unsigned(rank)) {
-          auto type = RankedTensorType::get(part.sizes(), elementType);
-          Value piece = comm::RecvOp::create(builder, loc, type, source, tag);
-          SmallVector<int64_t, 4> offsets, strides(part.lo.size(), 1);
-          for (size_t d = 0; d < part.lo.size(); ++d)
-            offsets.push_back(part.lo[d] - accBox.lo[d]);
-          acc = tensor::InsertSliceOp::create(
-              builder, loc, piece, acc, ValueRange{}, ValueRange{},
-              ValueRange{}, offsets, part.sizes(), strides);
-        }
-      }
+  for (const Move &move : moves.of(op)) {
+    if (move.isLocal()) {
+      if (move.dest != unsigned(rank) || done)
+        continue;
+      FailureOr<Value> src = local(op.getInput(), op);
+      if (failed(src))
+        return failure();
+      Value piece = extract(loc, *src, boxes[op.getInput()], move.part);
+      acc = insert(loc, piece, acc, accBox, move.part);
+      continue;
+    }
+    if (move.source == unsigned(rank)) {
+      FailureOr<Value> src = local(op.getInput(), op);
+      if (failed(src))
+        return failure();
+      Value piece = extract(loc, *src, boxes[op.getInput()], move.part);
+      comm::SendOp::create(builder, loc, piece, move.dest, move.tag);
+    } else if (move.dest == unsigned(rank)) {
+      auto type = RankedTensorType::get(move.part.sizes(), elementType);
+      Value piece =
+          comm::RecvOp::create(builder, loc, type, move.source, move.tag);
+      acc = insert(loc, piece, acc, accBox, move.part);
     }
   }
   if (*target && !done) {
     locals[op.getResult()] = acc;
     boxes[op.getResult()] = accBox;
   }
+  return success();
+}
+
+LogicalResult RankBuilder::postMoves(Operation *after) {
+  if (blocking)
+    return success();
+  auto it = moves.posts.find(after);
+  if (it == moves.posts.end())
+    return success();
+  for (auto [repartition, index] : it->second) {
+    auto op = cast<plan::RepartitionOp>(repartition);
+    const Move &move = moves.of(op)[index];
+    Location loc = op.getLoc();
+    if (move.source == unsigned(rank)) {
+      FailureOr<Value> src = local(op.getInput(), op);
+      if (failed(src))
+        return failure();
+      Value piece = extract(loc, *src, boxes[op.getInput()], move.part);
+      Value request = comm::ISendOp::create(
+          builder, loc, comm::RequestType::get(builder.getContext()), piece,
+          move.dest, move.tag);
+      sends.push_back({piece, request});
+    } else if (move.dest == unsigned(rank)) {
+      auto elementType =
+          cast<RankedTensorType>(op.getInput().getType()).getElementType();
+      auto type = RankedTensorType::get(move.part.sizes(), elementType);
+      auto recv = comm::IRecvOp::create(
+          builder, loc, type, comm::RequestType::get(builder.getContext()),
+          move.source, move.tag);
+      receives[{repartition, index}] = {recv.getResult(), recv.getRequest()};
+    }
+  }
+  return success();
+}
+
+LogicalResult RankBuilder::assemble(Value value) {
+  plan::RepartitionOp op = pending.lookup(value);
+  pending.erase(value);
+  Location loc = op.getLoc();
+  Box accBox = boxes[value];
+  auto elementType =
+      cast<RankedTensorType>(op.getInput().getType()).getElementType();
+  Value acc =
+      tensor::EmptyOp::create(builder, loc, accBox.sizes(), elementType);
+  for (auto [index, move] : llvm::enumerate(moves.of(op))) {
+    if (move.dest != unsigned(rank))
+      continue;
+    Value piece;
+    if (move.isLocal()) {
+      FailureOr<Value> src = local(op.getInput(), op);
+      if (failed(src))
+        return failure();
+      piece = extract(loc, *src, boxes[op.getInput()], move.part);
+    } else {
+      auto [tile, request] = receives.lookup({op, unsigned(index)});
+      piece = comm::WaitOp::create(builder, loc, tile.getType(), request, tile)
+                  .getResult();
+    }
+    acc = insert(loc, piece, acc, accBox, move.part);
+  }
+  locals[value] = acc;
   return success();
 }
 
@@ -625,6 +812,7 @@ LogicalResult RankBuilder::localizeReduceScatter(plan::ReduceScatterOp op) {
 }
 
 struct LocalizePass : public mlir::tra::impl::LocalizeBase<LocalizePass> {
+  using Base::Base;
   void runOnOperation() override {
     ModuleOp module = getOperation();
     MLIRContext *ctx = &getContext();
@@ -642,8 +830,9 @@ struct LocalizePass : public mlir::tra::impl::LocalizeBase<LocalizePass> {
                                  plan::PlanDialect::kNumDevicesAttrName)
                              .getInt();
       OpBuilder moduleBuilder(func);
+      MovePlan moves = planMoves(func.getBody().front());
       for (int64_t r = 0; r < numRanks; ++r) {
-        RankBuilder rankBuilder(func, r, numRanks);
+        RankBuilder rankBuilder(func, moves, r, numRanks, blockingMoves);
         if (failed(rankBuilder.build(moduleBuilder)))
           return signalPassFailure();
       }

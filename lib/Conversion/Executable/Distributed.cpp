@@ -109,7 +109,9 @@ mlir::tra::lowerDistributedToLLVMDialect(ModuleOp module,
   }
 
   PassManager localize(ctx);
-  localize.addPass(createLocalize());
+  LocalizeOptions localizeOptions;
+  localizeOptions.blockingMoves = options.blockingMoves;
+  localize.addPass(createLocalize(localizeOptions));
   if (failed(localize.run(module)))
     return failure();
 

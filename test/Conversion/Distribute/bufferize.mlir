@@ -1,5 +1,6 @@
-// RUN: tra-opt %s --one-shot-bufferize="bufferize-function-boundaries" | FileCheck %s
-// RUN: tra-opt %s --one-shot-bufferize="bufferize-function-boundaries" --tra-convert-mpi-to-llvm | FileCheck %s --check-prefix=LLVM
+// RUN: tra-opt %s --split-input-file --one-shot-bufferize="bufferize-function-boundaries" | FileCheck %s
+// RUN: tra-opt %s --split-input-file --one-shot-bufferize="bufferize-function-boundaries" --tra-convert-mpi-to-llvm | FileCheck %s --check-prefix=LLVM
+// RUN: tra-opt %s --split-input-file --one-shot-bufferize="bufferize-function-boundaries" --canonicalize | FileCheck %s --check-prefix=FOLD
 
 // The tra_comm ops bufferize to the mpi dialect where it can express the
 // move (f32 sends and receives, all-reduces over every rank) and to the tra
@@ -34,5 +35,43 @@ module attributes {dlti.map = #dlti.map<"MPI:Implementation" = "OpenMPI">} {
     // CHECK: call @tra_mpi_reduce_scatter
     %s = tra_comm.reduce_scatter sum %g dim 1 ranks [0, 1] sizes [4, 4] : tensor<4x8xf32> -> tensor<4x4xf32>
     return %r, %a, %g, %s : tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x4xf32>
+  }
+}
+
+// -----
+
+// Non-blocking moves bufferize to the runtime for every element type (LLVM
+// 22 cannot lower mpi.isend/irecv/wait); the request is the runtime's i64
+// handle. %t is overwritten while it is being sent: since the send's wait
+// reads it, the write goes to a copy instead.
+
+module attributes {dlti.map = #dlti.map<"MPI:Implementation" = "OpenMPI">} {
+  // CHECK-LABEL: func.func @nonblocking(
+  // CHECK-SAME: %[[T:[^:]*]]: memref<4x8xf32
+  // CHECK: call @tra_mpi_isend(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) : (!llvm.ptr, i64, i32, i32) -> i64
+  // CHECK: memref.alloc() : memref<2x8xbf16>
+  // CHECK: call @tra_mpi_irecv(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) : (!llvm.ptr, i64, i32, i32) -> i64
+  // CHECK: %[[W:.*]] = memref.alloc() {{.*}}: memref<4x8xf32>
+  // CHECK: memref.copy %[[T]], %[[W]]
+  // CHECK: call @tra_mpi_wait(%{{.*}}) : (i64) -> ()
+  // CHECK: call @tra_mpi_wait(%{{.*}}) : (i64) -> ()
+  // CHECK: return %[[W]]
+  // LLVM-LABEL: func.func @nonblocking(
+  // LLVM-NOT: mpi.
+  // LLVM: return
+  // FOLD-LABEL: func.func @nonblocking(
+  // FOLD: %[[S:.*]] = call @tra_mpi_isend
+  // FOLD: %[[R:.*]] = call @tra_mpi_irecv
+  // FOLD: call @tra_mpi_wait(%[[R]]) : (i64) -> ()
+  // FOLD: call @tra_mpi_wait(%[[S]]) : (i64) -> ()
+  // FOLD-NOT: unrealized_conversion_cast
+  func.func @nonblocking(%t: tensor<4x8xf32>, %u: tensor<2x8xf32>) -> (tensor<4x8xf32>, tensor<2x8xbf16>)
+      attributes {tra_comm.rank = 0 : i64, tra_comm.num_ranks = 2 : i64} {
+    %s = tra_comm.isend %t to 1 tag 0 : tensor<4x8xf32>
+    %b, %r = tra_comm.irecv from 1 tag 1 : tensor<2x8xbf16>
+    %w = tensor.insert_slice %u into %t[0, 0] [2, 8] [1, 1] : tensor<2x8xf32> into tensor<4x8xf32>
+    %x = tra_comm.wait %r, %b : tensor<2x8xbf16> -> tensor<2x8xbf16>
+    tra_comm.wait %s, %t : tensor<4x8xf32>
+    return %w, %x : tensor<4x8xf32>, tensor<2x8xbf16>
   }
 }

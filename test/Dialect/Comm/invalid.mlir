@@ -93,3 +93,93 @@ func.func @element_type(%t: tensor<4xf32>) -> tensor<2xf16> {
   %s = tra_comm.reduce_scatter sum %t dim 0 ranks [0, 1] sizes [2, 2] : tensor<4xf32> -> tensor<2xf16>
   return %s : tensor<2xf16>
 }
+
+// -----
+
+func.func @isend_self(%t: tensor<4xf32>) attributes {tra_comm.rank = 1 : i64, tra_comm.num_ranks = 2 : i64} {
+  // expected-error @+1 {{rank 1 cannot move a tile to itself}}
+  %s = tra_comm.isend %t to 1 tag 0 : tensor<4xf32>
+  tra_comm.wait %s, %t : tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @irecv_outside() attributes {tra_comm.rank = 0 : i64, tra_comm.num_ranks = 2 : i64} {
+  // expected-error @+1 {{peer 5 is not a rank of the job (2 ranks)}}
+  %b, %r = tra_comm.irecv from 5 tag 0 : tensor<4xf32>
+  %x = tra_comm.wait %r, %b : tensor<4xf32> -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @isend_never_waited(%t: tensor<4xf32>) {
+  // expected-error @+1 {{request must be completed by exactly one tra_comm.wait}}
+  %s = tra_comm.isend %t to 1 tag 0 : tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @irecv_waited_twice() -> (tensor<4xf32>, tensor<4xf32>) {
+  // expected-error @+1 {{request must be completed by exactly one tra_comm.wait}}
+  %b, %r = tra_comm.irecv from 1 tag 0 : tensor<4xf32>
+  %x = tra_comm.wait %r, %b : tensor<4xf32> -> tensor<4xf32>
+  %y = tra_comm.wait %r, %b : tensor<4xf32> -> tensor<4xf32>
+  return %x, %y : tensor<4xf32>, tensor<4xf32>
+}
+
+// -----
+
+func.func @irecv_read_in_flight() -> (tensor<4xf32>, tensor<4xf32>) {
+  // expected-error @+1 {{the received tensor may only be used by the tra_comm.wait of its request}}
+  %b, %r = tra_comm.irecv from 1 tag 0 : tensor<4xf32>
+  %x = tra_comm.wait %r, %b : tensor<4xf32> -> tensor<4xf32>
+  return %b, %x : tensor<4xf32>, tensor<4xf32>
+}
+
+// -----
+
+func.func @wait_other_send(%t: tensor<4xf32>, %u: tensor<4xf32>) {
+  %s = tra_comm.isend %t to 1 tag 0 : tensor<4xf32>
+  // expected-error @+1 {{waits for a send of another tensor; expected the tra_comm.isend's input}}
+  tra_comm.wait %s, %u : tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @wait_send_result(%t: tensor<4xf32>) -> tensor<4xf32> {
+  %s = tra_comm.isend %t to 1 tag 0 : tensor<4xf32>
+  // expected-error @+1 {{completes a send and has no result}}
+  %x = tra_comm.wait %s, %t : tensor<4xf32> -> tensor<4xf32>
+  return %x : tensor<4xf32>
+}
+
+// -----
+
+func.func @wait_other_receive(%u: tensor<4xf32>) -> tensor<4xf32> {
+  %b, %r = tra_comm.irecv from 1 tag 0 : tensor<4xf32>
+  // expected-error @+1 {{waits for a receive into another tensor; expected the tra_comm.irecv's result}}
+  %x = tra_comm.wait %r, %u : tensor<4xf32> -> tensor<4xf32>
+  return %x : tensor<4xf32>
+}
+
+// -----
+
+func.func @wait_receive_no_result() {
+  %b, %r = tra_comm.irecv from 1 tag 0 : tensor<4xf32>
+  // expected-error @+1 {{completes a receive and must return the received tensor}}
+  tra_comm.wait %r, %b : tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @wait_result_type() -> tensor<2x2xf32> {
+  %b, %r = tra_comm.irecv from 1 tag 0 : tensor<4xf32>
+  // expected-error @+1 {{result type 'tensor<2x2xf32>' differs from the received tensor's type 'tensor<4xf32>'}}
+  %x = tra_comm.wait %r, %b : tensor<4xf32> -> tensor<2x2xf32>
+  return %x : tensor<2x2xf32>
+}

@@ -22,3 +22,27 @@ func.func @anywhere(%t: tensor<f32>) -> tensor<f32> {
   %a = tra_comm.all_reduce prod %t ranks [5, 9] : tensor<f32>
   return %a : tensor<f32>
 }
+
+// Non-blocking moves: a request per move, completed by one wait.
+// CHECK-LABEL: func.func @nonblocking
+func.func @nonblocking(%t: tensor<4x16xf32>) -> tensor<2x3xbf16>
+    attributes {tra_comm.rank = 1 : i64, tra_comm.num_ranks = 4 : i64} {
+  // CHECK: %[[S:.*]] = tra_comm.isend %[[T:.*]] to 3 tag 7 : tensor<4x16xf32>
+  %s = tra_comm.isend %t to 3 tag 7 : tensor<4x16xf32>
+  // CHECK: %[[B:.*]], %[[R:.*]] = tra_comm.irecv from 0 tag 8 : tensor<2x3xbf16>
+  %b, %r = tra_comm.irecv from 0 tag 8 : tensor<2x3xbf16>
+  // CHECK: %[[X:.*]] = tra_comm.wait %[[R]], %[[B]] : tensor<2x3xbf16> -> tensor<2x3xbf16>
+  %x = tra_comm.wait %r, %b : tensor<2x3xbf16> -> tensor<2x3xbf16>
+  // CHECK: tra_comm.wait %[[S]], %[[T]] : tensor<4x16xf32>
+  tra_comm.wait %s, %t : tensor<4x16xf32>
+  return %x : tensor<2x3xbf16>
+}
+
+// A request passed in from elsewhere: only the types are checked.
+// CHECK-LABEL: func.func @request_argument
+// CHECK-SAME: !tra_comm.request
+func.func @request_argument(%req: !tra_comm.request, %t: tensor<4xf32>) -> tensor<4xf32> {
+  // CHECK: tra_comm.wait %{{.*}}, %{{.*}} : tensor<4xf32> -> tensor<4xf32>
+  %x = tra_comm.wait %req, %t : tensor<4xf32> -> tensor<4xf32>
+  return %x : tensor<4xf32>
+}

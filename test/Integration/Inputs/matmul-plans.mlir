@@ -51,3 +51,13 @@ func.func @grid(%x: tensor<6x10xf32> {tra.name = "x", tra_plan.dist = #tra_plan.
   %r = tra_plan.repartition %y from <[2, 2] on [0, 1, 2, 3]> to <[4, 1] on [0, 1, 2, 3]> : tensor<6x7xf32>
   return %r : tensor<6x7xf32>
 }
+
+// 2 x 2 tiles of y on 4 ranks, and a copy of it gathered onto every rank
+// (for --output-per-rank: four tile files of y, one of z).
+func.func @tiles(%x: tensor<6x10xf32> {tra.name = "x", tra_plan.dist = #tra_plan.dist<[2, 1] on [[0, 1], [2, 3]]>},
+                 %w: tensor<10x7xf32> {tra.name = "w", tra_plan.dist = #tra_plan.dist<[1, 2] on [[0, 2], [1, 3]]>})
+    -> (tensor<6x7xf32> {tra.name = "y"}, tensor<6x7xf32> {tra.name = "z"}) attributes {tra_plan.num_devices = 4 : i64} {
+  %y = tra.einsum "ik,kj->ij" mul (%x, %w) {tra_plan.operands = [#tra_plan.dist<[2, 1] on [[0, 1], [2, 3]]>, #tra_plan.dist<[1, 2] on [[0, 2], [1, 3]]>], tra_plan.results = [#tra_plan.dist<[2, 2] on [0, 1, 2, 3]>], tra_plan.split = #tra_plan.split<i = 2, j = 2>} : (tensor<6x10xf32>, tensor<10x7xf32>) -> tensor<6x7xf32>
+  %z = tra_plan.repartition %y from <[2, 2] on [0, 1, 2, 3]> to <[1, 1] on [[0, 1, 2, 3]]> : tensor<6x7xf32>
+  return %y, %z : tensor<6x7xf32>, tensor<6x7xf32>
+}

@@ -19,9 +19,17 @@ def Localize : Pass<"tra-localize", "::mlir::ModuleOp"> {
       `tra.map` body is shifted by the tile's offset; a `tra.gather` whose
       table rows are split gathers the rows the rank holds and zeros
       elsewhere (a partial sum, as the plan says);
-    * `tra_plan.repartition` becomes the local copies, `tra_comm.send` and
-      `tra_comm.recv` of the tile regions that change device, in one global
-      order shared by all ranks (blocking moves cannot deadlock);
+    * `tra_plan.repartition` becomes the local copies and the messages of
+      the tile regions that change device, enumerated in one global order
+      shared by all ranks. By default the messages are non-blocking and
+      overlap computation: each `tra_comm.isend` is posted right after the
+      sent value is computed, the matching `tra_comm.irecv` at the same
+      point of the receiver's program, the `tra_comm.wait` of a receive
+      right before the first use of the repartitioned tile, and the waits
+      of sends before the return. With `blocking-moves`, each rank emits
+      blocking `tra_comm.send` / `tra_comm.recv` at the repartition, in the
+      global order. Either way the moves cannot deadlock (see
+      Localize.cpp);
       `tra_plan.all_reduce` / `tra_plan.reduce_scatter` become
       `tra_comm.all_reduce` / `tra_comm.reduce_scatter` over each group;
     * arguments are the tiles the rank holds, results the tiles of the
@@ -42,6 +50,12 @@ def Localize : Pass<"tra-localize", "::mlir::ModuleOp"> {
         attributes {tra_comm.num_ranks = 2 : i64, tra_comm.rank = 1 : i64}
     ```
   }];
+  let options = [
+    Option<"blockingMoves", "blocking-moves", "bool", /*default=*/"false",
+           "emit blocking tra_comm.send/recv at each repartition instead of "
+           "non-blocking moves that overlap computation (for comparison and "
+           "debugging)">
+  ];
   let dependentDialects = [
     "::mlir::tra::comm::CommDialect", "::mlir::tensor::TensorDialect",
     "::mlir::arith::ArithDialect", "::mlir::DLTIDialect"

@@ -119,6 +119,10 @@ struct CodegenOptions {
   bool fuseElementwise = true;
   /// Time every model-level op for the executable's --profile.
   bool profile = true;
+  /// Distributed programs: blocking tile moves in program order instead of
+  /// non-blocking moves that overlap computation (tra-localize's
+  /// blocking-moves; for comparison and debugging).
+  bool blockingMoves = false;
   /// Threads the hardware description gives the device (the executable's
   /// default for --threads); 0 lets the executable use all cores.
   int64_t numThreads = 0;

@@ -10,7 +10,22 @@
 //    runtime (runtime/include/tra/Runtime/Mpi.h): 16-bit float and boolean
 //    payloads (`tra_mpi_send` / `tra_mpi_recv` of bytes, `tra_mpi_allreduce`
 //    reducing in f32), all-reduces over a subset of the ranks (its cached
-//    sub-communicators) and reduce-scatter (`tra_mpi_reduce_scatter`).
+//    sub-communicators) and reduce-scatter (`tra_mpi_reduce_scatter`);
+//  - non-blocking moves go to the runtime for every element type
+//    (`tra_mpi_isend` / `tra_mpi_irecv` of bytes, `tra_mpi_wait`): LLVM 22
+//    has `mpi.isend`, `mpi.irecv` and `mpi.wait`, but its MPIToLLVM
+//    conversion has no pattern for any of them (only init, comm_world,
+//    comm_rank, comm_split, send, recv, allreduce and finalize). A
+//    `!tra_comm.request` becomes the runtime's i64 handle, bridged with
+//    unrealized casts that fold away (each request has one producer and
+//    one wait, both rewritten here).
+//
+// A non-blocking send's buffer must stay unmodified and allocated until its
+// wait: the wait takes the sent tensor as an operand it reads, so the
+// one-shot analysis copies rather than let anything write that buffer
+// before the wait, and buffer deallocation frees it after the wait. A
+// receive's buffer is written by MPI until the wait, which bufferizes in
+// place on it (the irecv's verifier allows no other use of the tile).
 //
 // MPI reads and writes contiguous 1-D buffers: strided operands are copied
 // to a contiguous buffer first; reduce-scatter packs its slices one after
@@ -127,18 +142,28 @@ FailureOr<func::FuncOp> getRuntimeFunction(Operation *op, StringRef name,
   return func;
 }
 
-/// Calls runtime function `name` with `args` (no results).
-LogicalResult callRuntime(OpBuilder &b, Operation *op, StringRef name,
-                          ValueRange args) {
+/// Calls runtime function `name` with `args`, returning `results`.
+FailureOr<func::CallOp> callRuntime(OpBuilder &b, Operation *op, StringRef name,
+                                    ValueRange args, TypeRange results = {}) {
   SmallVector<Type> types;
   for (Value arg : args)
     types.push_back(arg.getType());
   FailureOr<func::FuncOp> callee =
-      getRuntimeFunction(op, name, b.getFunctionType(types, {}));
+      getRuntimeFunction(op, name, b.getFunctionType(types, results));
   if (failed(callee))
     return failure();
-  func::CallOp::create(b, op->getLoc(), *callee, args);
-  return success();
+  return func::CallOp::create(b, op->getLoc(), *callee, args);
+}
+
+/// The runtime's handle for a request, and back.
+Value handleOf(OpBuilder &b, Location loc, Value request) {
+  return UnrealizedConversionCastOp::create(b, loc, b.getI64Type(), request)
+      .getResult(0);
+}
+Value requestOf(OpBuilder &b, Location loc, Value handle) {
+  return UnrealizedConversionCastOp::create(
+             b, loc, RequestType::get(b.getContext()), handle)
+      .getResult(0);
 }
 
 /// A pointer to a constant array of `values` (a private memref.global).
@@ -443,6 +468,105 @@ struct ReduceScatterOpModel
   }
 };
 
+/// Non-blocking send: `tra_mpi_isend` of the tile's bytes (contiguous).
+struct ISendOpModel : public CommOpModel<ISendOpModel, ISendOp> {
+  bool mustBufferizeInPlace(Operation *, OpOperand &,
+                            const AnalysisState &) const {
+    return true;
+  }
+  LogicalResult bufferize(Operation *op, RewriterBase &rewriter,
+                          const BufferizationOptions &options,
+                          BufferizationState &state) const {
+    auto send = cast<ISendOp>(op);
+    Location loc = op->getLoc();
+    FailureOr<Value> buffer =
+        getBuffer(rewriter, send.getInput(), options, state);
+    if (failed(buffer))
+      return failure();
+    Value data = contiguous(rewriter, loc, *buffer);
+    auto type = send.getInput().getType();
+    int64_t bytes = type.getNumElements() * elementBytes(type.getElementType());
+    FailureOr<func::CallOp> call = callRuntime(
+        rewriter, op, "tra_mpi_isend",
+        {elementPointer(rewriter, loc, data), i64Constant(rewriter, loc, bytes),
+         i32Constant(rewriter, loc, send.getPeer()),
+         i32Constant(rewriter, loc, send.getTag())},
+        rewriter.getI64Type());
+    if (failed(call))
+      return failure();
+    rewriter.replaceOp(op, requestOf(rewriter, loc, call->getResult(0)));
+    return success();
+  }
+};
+
+/// Non-blocking receive: a fresh buffer that `tra_mpi_irecv` fills.
+struct IRecvOpModel : public CommOpModel<IRecvOpModel, IRecvOp> {
+  LogicalResult bufferize(Operation *op, RewriterBase &rewriter,
+                          const BufferizationOptions &,
+                          BufferizationState &) const {
+    auto recv = cast<IRecvOp>(op);
+    Location loc = op->getLoc();
+    auto type = recv.getResult().getType();
+    Value data = allocate(rewriter, loc, type);
+    int64_t bytes = type.getNumElements() * elementBytes(type.getElementType());
+    FailureOr<func::CallOp> call = callRuntime(
+        rewriter, op, "tra_mpi_irecv",
+        {elementPointer(rewriter, loc, data), i64Constant(rewriter, loc, bytes),
+         i32Constant(rewriter, loc, recv.getPeer()),
+         i32Constant(rewriter, loc, recv.getTag())},
+        rewriter.getI64Type());
+    if (failed(call))
+      return failure();
+    replaceOpWithBufferizedValues(
+        rewriter, op, {data, requestOf(rewriter, loc, call->getResult(0))});
+    return success();
+  }
+};
+
+/// The wait of a send reads the sent tile (keeping its buffer unchanged and
+/// alive until here); the wait of a receive writes the received tile in
+/// place and returns it.
+struct WaitOpModel
+    : public BufferizableOpInterface::ExternalModel<WaitOpModel, WaitOp> {
+  bool bufferizesToMemoryRead(Operation *op, OpOperand &,
+                              const AnalysisState &) const {
+    return !cast<WaitOp>(op).getResult();
+  }
+  bool bufferizesToMemoryWrite(Operation *op, OpOperand &,
+                               const AnalysisState &) const {
+    return bool(cast<WaitOp>(op).getResult());
+  }
+  bool mustBufferizeInPlace(Operation *, OpOperand &,
+                            const AnalysisState &) const {
+    return true;
+  }
+  AliasingValueList getAliasingValues(Operation *op, OpOperand &,
+                                      const AnalysisState &) const {
+    Value result = cast<WaitOp>(op).getResult();
+    if (!result)
+      return {};
+    return {{result, BufferRelation::Equivalent}};
+  }
+  LogicalResult bufferize(Operation *op, RewriterBase &rewriter,
+                          const BufferizationOptions &options,
+                          BufferizationState &state) const {
+    auto wait = cast<WaitOp>(op);
+    Location loc = op->getLoc();
+    FailureOr<Value> buffer =
+        getBuffer(rewriter, wait.getTensor(), options, state);
+    if (failed(buffer))
+      return failure();
+    if (failed(callRuntime(rewriter, op, "tra_mpi_wait",
+                           handleOf(rewriter, loc, wait.getRequest()))))
+      return failure();
+    if (wait.getResult())
+      replaceOpWithBufferizedValues(rewriter, op, *buffer);
+    else
+      rewriter.eraseOp(op);
+    return success();
+  }
+};
+
 /// Memory effects of the upstream mpi ops on their buffers, which LLVM 22
 /// does not declare: without them, buffer deallocation (which runs after
 /// bufferization) rejects the ops as having unknown effects. Each op also
@@ -483,6 +607,9 @@ void mlir::tra::comm::registerBufferizableOpInterfaceExternalModels(
     RecvOp::attachInterface<RecvOpModel>(*ctx);
     AllReduceOp::attachInterface<AllReduceOpModel>(*ctx);
     ReduceScatterOp::attachInterface<ReduceScatterOpModel>(*ctx);
+    ISendOp::attachInterface<ISendOpModel>(*ctx);
+    IRecvOp::attachInterface<IRecvOpModel>(*ctx);
+    WaitOp::attachInterface<WaitOpModel>(*ctx);
   });
   registry.addExtension(+[](MLIRContext *ctx, mpi::MPIDialect *) {
     mpi::SendOp::attachInterface<MPIEffectsModel<mpi::SendOp>>(*ctx);

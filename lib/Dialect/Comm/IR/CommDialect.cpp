@@ -6,12 +6,16 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
 using namespace mlir::tra::comm;
 
 #include "tra/Dialect/Comm/IR/CommDialect.cpp.inc"
 #include "tra/Dialect/Comm/IR/CommEnums.cpp.inc"
+
+#define GET_TYPEDEF_CLASSES
+#include "tra/Dialect/Comm/IR/CommTypes.cpp.inc"
 
 #define GET_OP_CLASSES
 #include "tra/Dialect/Comm/IR/CommOps.cpp.inc"
@@ -20,6 +24,10 @@ void CommDialect::initialize() {
   addOperations<
 #define GET_OP_LIST
 #include "tra/Dialect/Comm/IR/CommOps.cpp.inc"
+      >();
+  addTypes<
+#define GET_TYPEDEF_LIST
+#include "tra/Dialect/Comm/IR/CommTypes.cpp.inc"
       >();
 }
 
@@ -51,6 +59,59 @@ static LogicalResult verifyPeer(Operation *op, int64_t peer) {
 
 LogicalResult SendOp::verify() { return verifyPeer(*this, getPeer()); }
 LogicalResult RecvOp::verify() { return verifyPeer(*this, getPeer()); }
+
+/// Checks that `request` is completed by exactly one tra_comm.wait.
+static LogicalResult verifyWaitedOnce(Operation *op, Value request) {
+  if (!request.hasOneUse() || !isa<WaitOp>(*request.getUsers().begin()))
+    return op->emitOpError(
+        "request must be completed by exactly one tra_comm.wait");
+  return success();
+}
+
+LogicalResult ISendOp::verify() {
+  if (failed(verifyPeer(*this, getPeer())))
+    return failure();
+  return verifyWaitedOnce(*this, getRequest());
+}
+
+LogicalResult IRecvOp::verify() {
+  if (failed(verifyPeer(*this, getPeer())) ||
+      failed(verifyWaitedOnce(*this, getRequest())))
+    return failure();
+  // The tile is in flight until the wait: nothing else may look at it.
+  Operation *wait = *getRequest().getUsers().begin();
+  for (Operation *user : getResult().getUsers())
+    if (user != wait)
+      return emitOpError("the received tensor may only be used by the "
+                         "tra_comm.wait of its request");
+  return success();
+}
+
+LogicalResult WaitOp::verify() {
+  Value tensor = getTensor();
+  Value result = getResult();
+  if (auto send = getRequest().getDefiningOp<ISendOp>()) {
+    if (tensor != send.getInput())
+      return emitOpError("waits for a send of another tensor; expected the "
+                         "tra_comm.isend's input");
+    if (result)
+      return emitOpError("completes a send and has no result");
+    return success();
+  }
+  if (auto recv = getRequest().getDefiningOp<IRecvOp>()) {
+    if (tensor != recv.getResult())
+      return emitOpError("waits for a receive into another tensor; expected "
+                         "the tra_comm.irecv's result");
+    if (!result)
+      return emitOpError("completes a receive and must return the received "
+                         "tensor");
+  }
+  if (result && result.getType() != tensor.getType())
+    return emitOpError("result type ")
+           << result.getType() << " differs from the received tensor's type "
+           << tensor.getType();
+  return success();
+}
 
 /// Checks a group: sorted, distinct, in range, holding the calling rank.
 static LogicalResult verifyGroup(Operation *op, ArrayRef<int32_t> ranks) {

@@ -35,6 +35,9 @@ void registerBufferizableOpInterfaceExternalModels(DialectRegistry &registry);
 #include "tra/Dialect/Comm/IR/CommDialect.h.inc"
 #include "tra/Dialect/Comm/IR/CommEnums.h.inc"
 
+#define GET_TYPEDEF_CLASSES
+#include "tra/Dialect/Comm/IR/CommTypes.h.inc"
+
 #define GET_OP_CLASSES
 #include "tra/Dialect/Comm/IR/CommOps.h.inc"
 

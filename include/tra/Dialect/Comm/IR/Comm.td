@@ -8,6 +8,7 @@
 #ifndef TRA_DIALECT_COMM_IR_COMM_TD
 #define TRA_DIALECT_COMM_IR_COMM_TD
 
+include "mlir/IR/AttrTypeBase.td"
 include "mlir/IR/OpBase.td"
 include "mlir/IR/CommonAttrConstraints.td"
 include "mlir/IR/EnumAttr.td"
@@ -24,25 +25,34 @@ def Comm_Dialect : Dialect {
     Inside those functions the tile moves are the operations of this
     dialect, on whole local tensors:
 
-    * `tra_comm.send` / `tra_comm.recv`: one tile region from one rank to
-      another (blocking; every rank issues its moves in one global order, so
-      blocking point-to-point moves cannot deadlock);
+    * `tra_comm.isend` / `tra_comm.irecv` / `tra_comm.wait`: one tile
+      region from one rank to another without blocking: the send is posted
+      as soon as the tile is computed, the receive at the same point of
+      the receiver's program, and the wait comes right before the received
+      tile is first used (for a send, at the end of the function), so the
+      move overlaps computation;
+    * `tra_comm.send` / `tra_comm.recv`: the same move, blocking (used when
+      `tra-localize` is asked for blocking moves; every rank issues its
+      moves in one global order, so blocking moves cannot deadlock);
     * `tra_comm.all_reduce`: combine the partial copies of a tile held by a
       group of ranks; every member gets the result;
     * `tra_comm.reduce_scatter`: combine them and leave member `j` with the
       `j`-th slice along one dimension.
 
     The operations bufferize (one-shot bufferization) straight to the
-    upstream `mpi` dialect where it can express them (`mpi.send`,
+    upstream `mpi` dialect where it can express and lower them (`mpi.send`,
     `mpi.recv`, `mpi.allreduce` on `MPI_COMM_WORLD` for f32/f64/integer
     payloads) and to calls of the tra MPI runtime
     (`runtime/include/tra/Runtime/Mpi.h`) for what it cannot: 16-bit float
     and boolean payloads, all-reduces over a subset of the ranks (cached
-    sub-communicators), reduce-scatter.
+    sub-communicators), reduce-scatter, and the non-blocking moves of every
+    element type (LLVM 22's mpi dialect has `mpi.isend`, `mpi.irecv` and
+    `mpi.wait`, but its MPI-to-LLVM conversion lowers none of them).
 
     A per-rank function carries `tra_comm.rank` (its rank) and
     `tra_comm.num_ranks` (the ranks of the job).
   }];
+  let useDefaultTypePrinterParser = 1;
   let extraClassDeclaration = [{
     static constexpr ::llvm::StringLiteral kRankAttrName = "tra_comm.rank";
     static constexpr ::llvm::StringLiteral kNumRanksAttrName =
@@ -52,6 +62,20 @@ def Comm_Dialect : Dialect {
 
 class Comm_Op<string mnemonic, list<Trait> traits = []>
     : Op<Comm_Dialect, mnemonic, traits>;
+
+class Comm_Type<string name, string typeMnemonic>
+    : TypeDef<Comm_Dialect, name> {
+  let mnemonic = typeMnemonic;
+}
+
+def Comm_RequestType : Comm_Type<"Request", "request"> {
+  let summary = "a non-blocking move in flight";
+  let description = [{
+    The handle of a `tra_comm.isend` or `tra_comm.irecv`, consumed by the
+    one `tra_comm.wait` that completes the move. It bufferizes to the
+    runtime's 64-bit request handle.
+  }];
+}
 
 def Comm_ReductionAttr : I32EnumAttr<"ReductionKind",
     "how partial tiles combine", [
@@ -67,10 +91,11 @@ def Comm_Network : Resource<"::mlir::tra::comm::NetworkResource">;
 
 def Comm_SendOp : Comm_Op<"send", [
     MemoryEffects<[MemRead<Comm_Network>, MemWrite<Comm_Network>]>]> {
-  let summary = "send a tile to another rank";
+  let summary = "send a tile to another rank, blocking";
   let description = [{
-    Sends the whole of `input` to rank `peer` with message tag `tag`; the
-    receiving rank has a matching `tra_comm.recv` of the same type.
+    Sends the whole of `input` to rank `peer` with message tag `tag` and
+    returns once the tile may be reused; the receiving rank has a matching
+    `tra_comm.recv` (or `tra_comm.irecv`) of the same type.
 
     ```mlir
     tra_comm.send %tile to 3 tag 7 : tensor<4x16xf32>
@@ -87,10 +112,10 @@ def Comm_SendOp : Comm_Op<"send", [
 
 def Comm_RecvOp : Comm_Op<"recv", [
     MemoryEffects<[MemRead<Comm_Network>, MemWrite<Comm_Network>]>]> {
-  let summary = "receive a tile from another rank";
+  let summary = "receive a tile from another rank, blocking";
   let description = [{
     Receives a tensor of the result type from rank `peer`, sent with tag
-    `tag`.
+    `tag`, and returns once it has arrived.
 
     ```mlir
     %t = tra_comm.recv from 0 tag 7 : tensor<4x16xf32>
@@ -101,6 +126,82 @@ def Comm_RecvOp : Comm_Op<"recv", [
   let results = (outs AnyStaticShapeTensor:$result);
   let assemblyFormat = [{
     `from` $peer `tag` $tag attr-dict `:` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Comm_ISendOp : Comm_Op<"isend", [
+    MemoryEffects<[MemRead<Comm_Network>, MemWrite<Comm_Network>]>]> {
+  let summary = "start sending a tile to another rank";
+  let description = [{
+    Posts the send of the whole of `input` to rank `peer` with message tag
+    `tag` and returns at once; the receiving rank has a matching
+    `tra_comm.irecv` (or `tra_comm.recv`) of the same type. The request
+    must be completed by exactly one `tra_comm.wait`, which also takes
+    `input`: until then the tile is being read, so nothing may overwrite
+    or free it (one-shot bufferization copies instead).
+
+    ```mlir
+    %req = tra_comm.isend %tile to 3 tag 7 : tensor<4x16xf32>
+    // ... computation overlapping the move ...
+    tra_comm.wait %req, %tile : tensor<4x16xf32>
+    ```
+  }];
+  let arguments = (ins AnyStaticShapeTensor:$input,
+                       ConfinedAttr<I32Attr, [IntNonNegative]>:$peer,
+                       ConfinedAttr<I32Attr, [IntNonNegative]>:$tag);
+  let results = (outs Comm_RequestType:$request);
+  let assemblyFormat = [{
+    $input `to` $peer `tag` $tag attr-dict `:` type($input)
+  }];
+  let hasVerifier = 1;
+}
+
+def Comm_IRecvOp : Comm_Op<"irecv", [
+    MemoryEffects<[MemRead<Comm_Network>, MemWrite<Comm_Network>]>]> {
+  let summary = "start receiving a tile from another rank";
+  let description = [{
+    Posts the receive of a tensor of the result type from rank `peer`, sent
+    with tag `tag`, and returns at once. `result` is the tile in flight: its
+    only use is the `tra_comm.wait` of `request`, which returns the received
+    tile.
+
+    ```mlir
+    %buf, %req = tra_comm.irecv from 0 tag 7 : tensor<4x16xf32>
+    // ... computation overlapping the move ...
+    %t = tra_comm.wait %req, %buf : tensor<4x16xf32> -> tensor<4x16xf32>
+    ```
+  }];
+  let arguments = (ins ConfinedAttr<I32Attr, [IntNonNegative]>:$peer,
+                       ConfinedAttr<I32Attr, [IntNonNegative]>:$tag);
+  let results = (outs AnyStaticShapeTensor:$result,
+                      Comm_RequestType:$request);
+  let assemblyFormat = [{
+    `from` $peer `tag` $tag attr-dict `:` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Comm_WaitOp : Comm_Op<"wait", [
+    MemoryEffects<[MemRead<Comm_Network>, MemWrite<Comm_Network>]>]> {
+  let summary = "complete a non-blocking move";
+  let description = [{
+    Blocks until the move of `request` has completed. `tensor` is the tile
+    the move is about: the input of the `tra_comm.isend` (the wait reads it,
+    which keeps it unmodified and alive until here; no result) or the
+    in-flight result of the `tra_comm.irecv` (the wait returns the received
+    tile, in the same buffer).
+
+    ```mlir
+    tra_comm.wait %sreq, %tile : tensor<4x16xf32>
+    %t = tra_comm.wait %rreq, %buf : tensor<4x16xf32> -> tensor<4x16xf32>
+    ```
+  }];
+  let arguments = (ins Comm_RequestType:$request,
+                       AnyStaticShapeTensor:$tensor);
+  let results = (outs Optional<AnyStaticShapeTensor>:$result);
+  let assemblyFormat = [{
+    $request `,` $tensor attr-dict `:` type($tensor) (`->` type($result)^)?
   }];
   let hasVerifier = 1;
 }

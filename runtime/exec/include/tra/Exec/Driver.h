@@ -2,12 +2,15 @@
 //
 //   PROGRAM --input NAME=FILE.npy ... --output NAME=FILE.npy ...
 //           [--weights FILE.safetensors|FILE.safetensors.index.json|DIR]...
-//           [--threads N] [--profile] [--list]
+//           [--threads N] [--profile] [--list] [--output-per-rank]
 //
 // A distributed program runs under `mpirun -np N` (N ranks, one per device
 // of its plan): every rank reads only its tiles of each input (.npy files
 // are memory-mapped, safetensors tiles read by byte range), and rank 0
-// gathers the outputs and writes them.
+// gathers the outputs and writes them. With --output-per-rank, each rank
+// instead writes the tiles it owns of `--output NAME=DIR/STEM.npy` as
+// DIR/STEM.rankR.npy and rank 0 writes DIR/STEM.tiles.json, which lists
+// every tile's file, rank, offsets and shape (docs/DistributedRuntime.md).
 //
 // NAME is an argument or result name of the entry function (its `tra.name`).
 // Arguments not given with --input are looked up by name in the --weights
@@ -40,6 +43,10 @@ struct Communicator {
   void (*recv)(void *data, int64_t bytes, int source, int tag);
   /// Aborts the whole job with a message naming this rank.
   void (*fatal)(const char *message);
+  /// All-reduce over ranks (tra_mpi_allreduce: the dtype and op codes of
+  /// tra/Runtime/Mpi.h; null ranks: all of them).
+  void (*allreduce)(void *data, int64_t count, int dtype, int op,
+                    const int *ranks, int nranks);
   int64_t (*bytesSent)(void);
   int64_t (*messagesSent)(void);
   void (*finalize)(int printProfile);
