@@ -209,10 +209,12 @@ std::vector<int64_t> relative(const Box &box, const Box &within) {
 /// `mine`) into the layout `to` and returns this rank's tile of it (empty if
 /// it holds none). Collective: every rank calls it with the same layouts.
 /// Each region of a destination tile comes from the destination rank itself
-/// when it holds a copy, else from the tile's owner.
+/// when it holds a copy, else from the tile's owner. Adds the bytes that
+/// change rank (on all ranks together) to `movedBytes`.
 rt::HostTensor redistribute(rt::DType dtype, const Layout &from,
                             const rt::HostTensor &mine,
-                            const std::vector<std::optional<Box>> &to, int me) {
+                            const std::vector<std::optional<Box>> &to, int me,
+                            int64_t &movedBytes) {
   struct Move {
     int source, dest;
     Box region;
@@ -231,6 +233,8 @@ rt::HostTensor redistribute(rt::DType dtype, const Layout &from,
         continue;
       int source = from.tiles[d] && *from.tiles[d] == *from.tiles[s] ? d : s;
       covered += region->volume();
+      if (source != d)
+        movedBytes += region->volume() * int64_t(rt::dtypeSize(dtype));
       moves.push_back({source, d, *region});
     }
     if (covered != to[d]->volume())
@@ -364,6 +368,9 @@ public:
 
   int64_t numRanks = 0;
   uint64_t fingerprint = 0;
+  /// KV caches moved from one step program's layout to another's, and the
+  /// bytes that changed rank (all ranks together).
+  int64_t cacheRelayouts = 0, cacheBytesMoved = 0;
   const rt::LlamaParams &params() const { return p; }
   bool hasStep(int64_t seq) const {
     for (const Step &s : steps)
@@ -402,9 +409,11 @@ public:
                          : rt::HostTensor();
       else if (cache.layout->sameTiles(step->cacheIn[c]))
         inputs[c] = std::move(cache.tile);
-      else
+      else {
         inputs[c] = redistribute(rt::DType::F32, *cache.layout, cache.tile,
-                                 step->cacheIn[c].tiles, me);
+                                 step->cacheIn[c].tiles, me, cacheBytesMoved);
+        ++cacheRelayouts;
+      }
       if (step->cacheInSlot[c])
         step->buffers[*step->cacheInSlot[c]] = inputs[c].mutableData();
       const std::optional<Box> &myOut = step->cacheOut[c].tiles[me];
@@ -429,8 +438,9 @@ public:
           rt::DType::F32, step->logits.tiles[me]->sizes,
           static_cast<const uint8_t *>(step->buffers[*step->logitsSlot]),
           nullptr);
+    int64_t gathered = 0;
     rt::HostTensor all =
-        redistribute(rt::DType::F32, step->logits, mine, whole, me);
+        redistribute(rt::DType::F32, step->logits, mine, whole, me, gathered);
     if (me == 0) {
       logits.resize(size_t(all.numElements()));
       const float *data = reinterpret_cast<const float *>(all.data());
@@ -717,6 +727,12 @@ int main(int argc, char **argv) {
   if (std::string e = llama::generate(config, step, share, rank == 0);
       !e.empty())
     fatal(e);
+  if (rank == 0 && model.cacheRelayouts > 0)
+    std::fprintf(stderr,
+                 "tra-llama: %lld KV caches moved to the next step program's "
+                 "tiles (%lld bytes between ranks)\n",
+                 static_cast<long long>(model.cacheRelayouts),
+                 static_cast<long long>(model.cacheBytesMoved));
   tra_mpi_finalize(0);
   return 0;
 }
