@@ -74,14 +74,15 @@ llvm::cl::OptionCategory &getToolCategory() {
 }
 
 static cl::opt<std::string> command(cl::Positional, cl::Required,
-                                    cl::desc("<emit|run|tokenize>"),
+                                    cl::desc("<emit|run|tokenize|reshard>"),
                                     cl::cat(getToolCategory()));
 static cl::opt<std::string> text(cl::Positional, cl::desc("[text]"),
                                  cl::init(""), cl::cat(getToolCategory()));
 static cl::opt<std::string> checkpointPath(
     "checkpoint",
     cl::desc("llama2.c .bin checkpoint, or a Meta checkpoint directory "
-             "(params.json + consolidated.NN.pth)"),
+             "(params.json + consolidated.NN.pth); on several devices also "
+             "Hugging Face LLaMA directories and re-split checkpoints"),
     cl::init(""), cl::cat(getToolCategory()));
 static cl::opt<int64_t> maxSeqLen("max-seq-len",
                                   cl::desc("KV-cache length (default: the "
@@ -121,8 +122,9 @@ enum class Engine { Compiled, Interpreter };
 static cl::opt<Engine> engine(
     "engine", cl::desc("how each step runs"), cl::init(Engine::Compiled),
     cl::values(clEnumValN(Engine::Compiled, "compiled",
-                          "compile @forward for the hardware (one device) "
-                          "and run the native executable"),
+                          "compile @forward for the hardware and run it (in "
+                          "this process on one device, as one MPI job on "
+                          "several)"),
                clEnumValN(Engine::Interpreter, "interpreter",
                           "the reference interpreter")),
     cl::cat(getToolCategory()));
@@ -131,11 +133,12 @@ static cl::opt<std::string> hwSpec("hw",
                                             "FILE.json)"),
                                    cl::init("local"),
                                    cl::cat(getToolCategory()));
-static cl::opt<int64_t> numThreads("num-threads",
-                                   cl::desc("BLAS threads of the compiled "
-                                            "model (default: the hardware "
-                                            "description's cores)"),
-                                   cl::init(0), cl::cat(getToolCategory()));
+static cl::opt<int64_t> numThreads(
+    "num-threads",
+    cl::desc("threads of the compiled model (one device: default the "
+             "hardware description's cores; several: per MPI rank, default "
+             "this machine's cores shared by the ranks)"),
+    cl::init(0), cl::cat(getToolCategory()));
 static cl::opt<bool> prefill("prefill",
                              cl::desc("run the prompt as one step of all its "
                                       "tokens (default; --prefill=false: one "
@@ -507,9 +510,6 @@ static std::string libraryCacheDirectory() {
 /// here; every rank reads its own tiles of the weights.
 static int runDistributed(MLIRContext &ctx,
                           const ::tra::hw::HardwareDescription &hw) {
-  if (engine == Engine::Interpreter)
-    return fail(llvm::Twine("--engine=interpreter runs on one device; ") +
-                hw.getName() + " has " + llvm::Twine(hw.numDevices()));
   rt::Result<std::unique_ptr<rt::TensorSource>> source =
       rt::openTensorSource(checkpointPath);
   if (!source)
@@ -730,14 +730,15 @@ int main(int argc, char **argv) {
   MLIRContext context;
   std::optional<::tra::hw::HardwareDescription> hw;
   if (command == "run") {
-    // The hardware the run is for: one device runs in this process, several
-    // as one MPI job.
+    // The hardware the run is for: compiled for one device, the model runs
+    // in this process, for several as one MPI job (the interpreter runs
+    // whole tensors in this process whatever the hardware).
     auto loaded = ::tra::hw::loadHardware(hwSpec);
     if (!loaded)
       return fail(llvm::toString(loaded.takeError()));
     hw = std::move(*loaded);
     llvm::errs() << "tra-llama: hardware: " << hw->summary() << "\n";
-    if (hw->numDevices() != 1)
+    if (hw->numDevices() != 1 && engine == Engine::Compiled)
       return runDistributed(context, *hw);
   }
   rt::Result<rt::LlamaCheckpoint> ckpt = loadCheckpoint(checkpointPath);
