@@ -39,15 +39,12 @@
 #include "tra/Runtime/TensorSource.h"
 #include "tra/Runtime/Tokenizer.h"
 
-#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <map>
 #include <optional>
 #include <string>
-#include <thread>
 #include <vector>
 
 using namespace tra;
