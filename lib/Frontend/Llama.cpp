@@ -163,23 +163,6 @@ buildLayer(ModelBuilder &m, const LlamaParams &p, int64_t s, Value x, Value pos,
 
 } // namespace
 
-void mlir::tra::computeRopeTables(const LlamaParams &p,
-                                  std::vector<float> &cosTable,
-                                  std::vector<float> &sinTable) {
-  int64_t hd = p.headDim(), half = hd / 2;
-  cosTable.assign(p.maxSeqLen * half, 0.0f);
-  sinTable.assign(p.maxSeqLen * half, 0.0f);
-  for (int64_t t = 0; t < p.maxSeqLen; ++t)
-    for (int64_t i = 0; i < half; ++i) {
-      // Meta: freqs = 1 / theta^(arange(0, hd, 2) / hd), computed in f32.
-      float freq =
-          1.0f / std::pow(float(p.ropeTheta), float(2 * i) / float(hd));
-      float angle = float(t) * freq;
-      cosTable[t * half + i] = std::cos(angle);
-      sinTable[t * half + i] = std::sin(angle);
-    }
-}
-
 OwningOpRef<ModuleOp> mlir::tra::buildLlamaModule(MLIRContext *context,
                                                   const LlamaParams &p,
                                                   int64_t s) {

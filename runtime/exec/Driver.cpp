@@ -494,39 +494,6 @@ std::vector<int64_t> tileOffsets(const TraExecTile &tile, int64_t rank) {
   return std::vector<int64_t>(tile.offsets, tile.offsets + rank);
 }
 
-/// Copies `tile` (row-major, extents `sizes`) into the row-major tensor of
-/// `shape` at `data`, at `offsets`.
-void insertTile(size_t elementBytes, const std::vector<int64_t> &shape,
-                uint8_t *data, const std::vector<int64_t> &offsets,
-                const std::vector<int64_t> &sizes, const uint8_t *tile) {
-  size_t rank = shape.size();
-  if (rank == 0) {
-    std::memcpy(data, tile, elementBytes);
-    return;
-  }
-  for (int64_t n : sizes)
-    if (n == 0)
-      return;
-  // Rows of the innermost dimension, in order.
-  std::vector<int64_t> index(rank, 0);
-  size_t row = size_t(sizes[rank - 1]) * elementBytes;
-  for (;;) {
-    int64_t linear = 0;
-    for (size_t d = 0; d < rank; ++d)
-      linear = linear * shape[d] + offsets[d] + (d + 1 < rank ? index[d] : 0);
-    std::memcpy(data + size_t(linear) * elementBytes, tile, row);
-    tile += row;
-    int d = int(rank) - 2;
-    for (; d >= 0; --d) {
-      if (++index[d] < sizes[d])
-        break;
-      index[d] = 0;
-    }
-    if (d < 0)
-      return;
-  }
-}
-
 /// Reads rank's tile `tile` of input `info`: from its --input .npy file
 /// (memory-mapped: only the pages of the tile are read) or by byte range
 /// from the --weights checkpoint holding it.
@@ -881,7 +848,6 @@ Result<int> runRank(const TraExecProgram &program, const Options &options,
   for (const auto &[index, file] : writes) {
     const TraExecTensorInfo &info = program.outputs[index];
     DType dtype = *toDType(info.dtype);
-    size_t elementBytes = dtypeSize(dtype);
     std::optional<HostTensor> whole;
     if (rank == 0)
       whole = HostTensor::zeros(dtype, shapeOf(info));
@@ -894,7 +860,7 @@ Result<int> runRank(const TraExecProgram &program, const Options &options,
         std::vector<int64_t> sizes = tileShape(tile, info.rank);
         int tag = int(index % 1000);
         if (q == rank && rank == 0) {
-          insertTile(elementBytes, shapeOf(info), whole->mutableData(),
+          insertTile(dtype, shapeOf(info), whole->mutableData(),
                      tileOffsets(tile, info.rank), sizes, results[i].data());
         } else if (q == rank) {
           comm.send(results[i].data(), int64_t(results[i].byteSize()), 0,
@@ -903,7 +869,7 @@ Result<int> runRank(const TraExecProgram &program, const Options &options,
           HostTensor part = HostTensor::zeros(dtype, sizes);
           comm.recv(part.mutableData(), int64_t(part.byteSize()), int(q),
                     30000 + tag);
-          insertTile(elementBytes, shapeOf(info), whole->mutableData(),
+          insertTile(dtype, shapeOf(info), whole->mutableData(),
                      tileOffsets(tile, info.rank), sizes, part.data());
         }
       }

@@ -546,21 +546,25 @@ std::string tra::rt::checkTile(const std::vector<int64_t> &shape,
   return "";
 }
 
-void tra::rt::copyTile(DType dtype, const std::vector<int64_t> &shape,
-                       const uint8_t *data, const std::vector<int64_t> &offsets,
-                       const std::vector<int64_t> &sizes, uint8_t *out) {
+/// Calls `run(byteOffset, bytes)` for the contiguous runs, in row-major
+/// order, that the tile of `sizes` at `offsets` occupies in the row-major
+/// tensor of `dtype` and `shape`: the runs are as long as the layout allows.
+template <class Fn>
+static void forEachTileRun(DType dtype, const std::vector<int64_t> &shape,
+                           const std::vector<int64_t> &offsets,
+                           const std::vector<int64_t> &sizes, Fn run) {
   assert(checkTile(shape, offsets, sizes).empty() && "invalid tile");
   const int64_t elementSize = static_cast<int64_t>(dtypeSize(dtype));
   const size_t rank = shape.size();
   if (rank == 0) {
-    std::memcpy(out, data, elementSize);
+    run(0, elementSize);
     return;
   }
   for (int64_t size : sizes)
     if (size == 0)
       return;
 
-  // Byte strides of the source.
+  // Byte strides of the whole tensor.
   std::vector<int64_t> strides(rank);
   int64_t stride = elementSize;
   for (size_t d = rank; d-- > 0;) {
@@ -569,7 +573,7 @@ void tra::rt::copyTile(DType dtype, const std::vector<int64_t> &shape,
   }
 
   // The innermost dimensions the tile covers entirely, plus the next one out,
-  // form one contiguous run in the source. Dimensions [0, runDim) are walked.
+  // form one contiguous run. Dimensions [0, runDim) are walked.
   size_t runDim = rank - 1;
   int64_t runBytes = sizes[runDim] * elementSize;
   while (runDim > 0 && sizes[runDim] == shape[runDim]) {
@@ -582,19 +586,18 @@ void tra::rt::copyTile(DType dtype, const std::vector<int64_t> &shape,
     base += offsets[d] * strides[d];
 
   std::vector<int64_t> index(runDim, 0);
-  int64_t source = base;
+  int64_t offset = base;
   while (true) {
-    std::memcpy(out, data + source, runBytes);
-    out += runBytes;
+    run(offset, runBytes);
     // Advance the odometer over dimensions [0, runDim).
     size_t d = runDim;
     while (d > 0) {
       --d;
       if (++index[d] < sizes[d]) {
-        source += strides[d];
+        offset += strides[d];
         break;
       }
-      source -= (sizes[d] - 1) * strides[d];
+      offset -= (sizes[d] - 1) * strides[d];
       index[d] = 0;
       if (d == 0)
         return;
@@ -602,6 +605,27 @@ void tra::rt::copyTile(DType dtype, const std::vector<int64_t> &shape,
     if (runDim == 0)
       return;
   }
+}
+
+void tra::rt::copyTile(DType dtype, const std::vector<int64_t> &shape,
+                       const uint8_t *data, const std::vector<int64_t> &offsets,
+                       const std::vector<int64_t> &sizes, uint8_t *out) {
+  forEachTileRun(dtype, shape, offsets, sizes,
+                 [&](int64_t offset, int64_t bytes) {
+                   std::memcpy(out, data + offset, bytes);
+                   out += bytes;
+                 });
+}
+
+void tra::rt::insertTile(DType dtype, const std::vector<int64_t> &shape,
+                         uint8_t *data, const std::vector<int64_t> &offsets,
+                         const std::vector<int64_t> &sizes,
+                         const uint8_t *tile) {
+  forEachTileRun(dtype, shape, offsets, sizes,
+                 [&](int64_t offset, int64_t bytes) {
+                   std::memcpy(data + offset, tile, bytes);
+                   tile += bytes;
+                 });
 }
 
 Result<HostTensor> tra::rt::extractTile(const HostTensor &tensor,

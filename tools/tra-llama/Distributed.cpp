@@ -1,11 +1,13 @@
 //===- Distributed.cpp - tra-llama on multi-device hardware ---------------===//
 //
-// For a hardware file with several devices, @forward (one token per step)
-// is planned for it and compiled into an MPI program with one rank per
-// device (lib/Conversion/Executable/Distributed.cpp); each decoding step runs
-// it under `mpirun -np N`, every rank reading only its tiles of the weights
-// (one safetensors file) and of the KV caches (.npy files), rank 0 writing
-// the logits and the updated caches.
+// For a hardware file with several devices, @forward is planned for it and
+// compiled, once per step length (1 token for decoding, the prompt's length
+// for prefill), into a shared library holding every rank's program
+// (`forward-dist-<key>.so` in the library cache, the key covering the
+// planned module, so the plan). The whole generation then runs as one
+// `mpirun -np N tra-llama-worker` job: each rank loads the libraries, reads
+// its own weight tiles from the checkpoint, keeps its KV-cache tiles in
+// memory, and rank 0 chooses and prints the tokens.
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,16 +17,18 @@
 #include "tra/Frontend/Llama.h"
 #include "tra/Optimizer/CostModel.h"
 #include "tra/Optimizer/Planner.h"
-#include "tra/Runtime/Npy.h"
-#include "tra/Runtime/Safetensors.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Verifier.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Transforms/Passes.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
+#include "llvm/Support/raw_ostream.h"
 
+#include <chrono>
 #include <unistd.h>
 
 using namespace mlir;
@@ -32,28 +36,19 @@ using namespace mlir::tra;
 namespace rt = ::tra::rt;
 
 DistributedModel::~DistributedModel() {
-  if (!dir.empty())
-    llvm::sys::fs::remove_directories(dir);
+  if (!scratchDir.empty())
+    llvm::sys::fs::remove_directories(scratchDir);
 }
 
-std::string DistributedModel::file(const std::string &name) const {
-  llvm::SmallString<128> path(dir);
-  llvm::sys::path::append(path, name);
-  return std::string(path);
-}
-
-std::string DistributedModel::cacheFile(int64_t layer, const char *kind,
-                                        bool which) const {
-  return file(std::string(kind) + "_cache_" + std::to_string(layer) +
-              (which ? "_b.npy" : "_a.npy"));
-}
-
-std::string DistributedModel::init(MLIRContext &ctx,
-                                   const rt::LlamaCheckpoint &ckpt,
+std::string DistributedModel::init(const rt::LlamaParams &params,
                                    const ::tra::hw::HardwareDescription &hw,
-                                   int64_t threads, bool emulate) {
-  p = ckpt.params;
+                                   int64_t numThreads, bool emulate,
+                                   const std::string &cache) {
+  p = params;
+  this->hw = &hw;
   ranks = hw.numDevices();
+  threads = numThreads;
+  cacheDir = cache;
   llvm::ErrorOr<std::string> found = llvm::sys::findProgramByName("mpirun");
   if (!found)
     return hw.getName().str() + " has " + std::to_string(ranks) +
@@ -66,104 +61,132 @@ std::string DistributedModel::init(MLIRContext &ctx,
     return hw.getName().str() +
            " has GPU devices: GPU code generation is not implemented; "
            "--emulate-on-cpu runs its plan with CPU code on this machine";
-  llvm::SmallString<128> path;
-  if (llvm::sys::fs::createUniqueDirectory("tra-llama", path))
-    return "cannot create a temporary directory";
-  dir = std::string(path);
+  // The worker is installed next to tra-llama.
+  static int anchor;
+  llvm::SmallString<128> path(
+      llvm::sys::fs::getMainExecutable(nullptr, &anchor));
+  llvm::sys::path::remove_filename(path);
+  llvm::sys::path::append(path, "tra-llama-worker");
+  if (!llvm::sys::fs::can_execute(path))
+    return std::string(path) + ": not found (tra-llama-worker runs the ranks "
+                               "of a distributed model; build it with "
+                               "tra-llama, which needs MPI)";
+  worker = std::string(path);
+  llvm::SmallString<128> scratch;
+  if (std::error_code ec =
+          llvm::sys::fs::createUniqueDirectory("tra-llama", scratch))
+    return "cannot create a temporary directory: " + ec.message();
+  scratchDir = std::string(scratch);
+  return "";
+}
 
-  // Plan @forward for the hardware and compile one program per device.
-  OwningOpRef<ModuleOp> module = buildLlamaModule(&ctx, p, /*seqLen=*/1);
+std::string DistributedModel::addProgram(MLIRContext &ctx, int64_t seq) {
+  // Plan @forward for the hardware, as tra-compile --emit=plan does.
+  auto start = std::chrono::steady_clock::now();
+  OwningOpRef<ModuleOp> module = buildLlamaModule(&ctx, p, seq);
+  if (failed(verify(*module)))
+    return "internal error: the generated model does not verify";
   PassManager pm(&ctx);
   pm.addPass(createInlinerPass());
   pm.addPass(createSymbolDCEPass());
   if (failed(pm.run(*module)))
-    return "cannot inline the model";
+    return "internal error: cannot inline the model";
   auto forward = module->lookupSymbol<func::FuncOp>("forward");
   if (!forward)
     return "internal error: the model has no @forward";
-  plan::CostModel model(hw);
+  plan::CostModel model(*hw);
   auto summary = plan::assignPartitions(forward, model, {});
   if (!summary)
-    return llvm::toString(summary.takeError());
+    return "cannot plan the model for " + hw->getName().str() + ": " +
+           llvm::toString(summary.takeError());
   if (failed(plan::insertRepartitions(forward, model)) ||
       failed(plan::verifyPlan(forward)))
     return "internal error: the plan of @forward is inconsistent";
+
   CodegenOptions options;
   options.entry = "forward";
   options.numThreads = threads;
-  exe = file("forward");
-  if (failed(compileDistributedToExecutable(*module, exe, options)))
-    return "code generation for " + hw.getName().str() + " failed";
-
-  // Weights and rotary tables in one safetensors file; zero caches.
-  std::vector<rt::NamedTensor> tensors;
-  for (auto &[name, t] : ckpt.weights)
-    tensors.push_back({name, t});
-  std::vector<float> cosTable, sinTable;
-  computeRopeTables(p, cosTable, sinTable);
-  std::vector<int64_t> shape = {p.maxSeqLen, p.headDim() / 2};
-  tensors.push_back(
-      {"freqs_cos",
-       rt::HostTensor::copyOf(rt::DType::F32, shape, cosTable.data())});
-  tensors.push_back(
-      {"freqs_sin",
-       rt::HostTensor::copyOf(rt::DType::F32, shape, sinTable.data())});
-  weights = file("weights.safetensors");
-  if (rt::Status st = rt::writeSafetensors(weights, tensors); !st)
-    return st.message();
-  rt::HostTensor zero = rt::HostTensor::zeros(
-      rt::DType::F32, {p.maxSeqLen, p.nKvHeads, p.headDim()});
-  for (int64_t l = 0; l < p.nLayers; ++l)
-    for (const char *kind : {"k", "v"})
-      if (rt::Status st = rt::writeNpy(cacheFile(l, kind, parity), zero); !st)
-        return st.message();
+  options.profile = false;
+  std::string notes;
+  llvm::raw_string_ostream notesStream(notes);
+  llvm::Expected<CachedLibrary> library = findOrCompileDistributedLibrary(
+      *module, options, cacheDir, hw->toJSONText(), scratchDir, notesStream);
+  for (llvm::StringRef line : llvm::split(llvm::StringRef(notes).rtrim(), '\n'))
+    if (!line.empty())
+      llvm::errs() << "tra-llama: " << line << "\n";
+  if (!library)
+    return "code generation for " + hw->getName().str() +
+           " failed: " + llvm::toString(library.takeError());
+  double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
+  llvm::StringRef perStep = seq == 1 ? " token per step" : " tokens per step";
+  if (library->fromCache)
+    llvm::errs() << "tra-llama: found cached @forward for " << ranks
+                 << " MPI ranks (" << seq << perStep << ") in "
+                 << llvm::format("%.2f", seconds) << " s: " << library->path
+                 << "\n";
+  else
+    llvm::errs() << "tra-llama: compiled @forward for " << ranks
+                 << " MPI ranks in "
+                 << llvm::format("%.2f", library->compileSeconds) << " s ("
+                 << seq << perStep << ")\n";
+  compileSeconds += library->compileSeconds;
+  anyCompiled |= !library->fromCache;
+  programs.push_back({seq, library->path});
   return "";
 }
 
-std::string DistributedModel::step(int64_t token, int64_t pos,
-                                   std::vector<double> &logits) {
-  rt::HostTensor tok =
-      rt::HostTensor::fromDoubles(rt::DType::I64, {1}, {double(token)});
-  rt::HostTensor at =
-      rt::HostTensor::fromDoubles(rt::DType::I64, {}, {double(pos)});
-  if (rt::Status st = rt::writeNpy(file("tokens.npy"), tok); !st)
-    return st.message();
-  if (rt::Status st = rt::writeNpy(file("pos.npy"), at); !st)
-    return st.message();
+/// Returns `path` made absolute (the ranks may start elsewhere).
+static std::string absolute(const std::string &path) {
+  llvm::SmallString<128> result(path);
+  llvm::sys::fs::make_absolute(result);
+  return std::string(result);
+}
+
+std::string
+DistributedModel::generate(const ::tra::llama::GenerationConfig &config,
+                           const std::string &checkpoint,
+                           const std::string &tokenizer) {
   std::vector<std::string> args = {mpirun};
   if (geteuid() == 0)
     args.push_back("--allow-run-as-root");
-  for (const char *arg : {"--oversubscribe", "-np"})
-    args.push_back(arg);
-  args.push_back(std::to_string(ranks));
-  for (std::string arg : {exe, std::string("--weights"), weights,
-                          std::string("--input"), "tokens=" + file("tokens.npy"),
-                          std::string("--input"), "pos=" + file("pos.npy"),
-                          std::string("--output"),
-                          "logits=" + file("logits.npy")})
-    args.push_back(arg);
-  for (int64_t l = 0; l < p.nLayers; ++l)
-    for (const char *kind : {"k", "v"}) {
-      std::string name = "layers." + std::to_string(l) + "." + kind;
-      args.push_back("--input");
-      args.push_back(name + "_cache=" + cacheFile(l, kind, parity));
-      args.push_back("--output");
-      args.push_back(name + "_cache_out=" + cacheFile(l, kind, !parity));
-    }
+  args.insert(args.end(), {"--oversubscribe", "-np", std::to_string(ranks),
+                           worker, "--checkpoint", absolute(checkpoint)});
+  for (auto &[seq, path] : programs)
+    args.insert(args.end(), {"--program", path});
+  std::string prompt;
+  for (int64_t id : config.prompt)
+    prompt += (prompt.empty() ? "" : ",") + std::to_string(id);
+  auto number = [](double value) {
+    std::string s;
+    llvm::raw_string_ostream(s) << llvm::format("%.17g", value);
+    return s;
+  };
+  args.insert(args.end(),
+              {"--prompt-ids", prompt, "--steps", std::to_string(config.steps),
+               "--max-seq-len", std::to_string(p.maxSeqLen), "--threads",
+               std::to_string(threads), "--temperature",
+               number(config.temperature), "--top-p", number(config.topP),
+               "--seed", std::to_string(config.seed), "--compile-seconds",
+               number(config.compileSeconds)});
+  if (config.compiledNow)
+    args.push_back("--compiled-now");
+  if (config.printIds)
+    args.push_back("--print-ids");
+  for (auto [flag, value] : {std::pair{"--tokenizer", tokenizer},
+                             std::pair{"--logits-out", config.logitsOut},
+                             std::pair{"--bench-json", config.benchJson}})
+    if (!value.empty())
+      args.insert(args.end(), {flag, absolute(value)});
   std::vector<llvm::StringRef> argv(args.begin(), args.end());
   std::string error;
-  int rc = llvm::sys::ExecuteAndWait(mpirun, argv, std::nullopt, {}, 0, 0,
-                                     &error);
+  llvm::outs().flush();
+  int rc =
+      llvm::sys::ExecuteAndWait(mpirun, argv, std::nullopt, {}, 0, 0, &error);
   if (rc != 0)
-    return "the distributed model failed at position " + std::to_string(pos) +
-           " (mpirun exit code " + std::to_string(rc) + ")" +
+    return "the MPI job of " + std::to_string(ranks) +
+           " ranks failed (mpirun exit code " + std::to_string(rc) + ")" +
            (error.empty() ? "" : ": " + error);
-  parity = !parity;
-  rt::Result<rt::HostTensor> out = rt::readNpy(file("logits.npy"));
-  if (!out)
-    return out.message();
-  logits.resize(out->numElements());
-  for (int64_t i = 0; i < out->numElements(); ++i)
-    logits[i] = out->loadAsDouble(i);
   return "";
 }

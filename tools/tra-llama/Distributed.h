@@ -1,12 +1,15 @@
 //===- Distributed.h - tra-llama on multi-device hardware -------*- C++ -*-===//
 //
-// Runs @forward planned and compiled for hardware with several devices as
-// an MPI job per decoding step (see Distributed.cpp).
+// Runs a LLaMA model planned for hardware with several devices as ONE MPI
+// job for the whole generation (see Distributed.cpp and
+// worker/tra-llama-worker.cpp).
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef TRA_TOOLS_TRA_LLAMA_DISTRIBUTED_H
 #define TRA_TOOLS_TRA_LLAMA_DISTRIBUTED_H
+
+#include "Generate.h"
 
 #include "tra/Hardware/Hardware.h"
 #include "tra/Runtime/Llama.h"
@@ -19,24 +22,34 @@
 class DistributedModel {
 public:
   ~DistributedModel();
-  /// Plans and compiles the model for `hw` (one MPI rank per device, CPU
-  /// code for every device; GPU devices need `emulate`), writes the weights;
-  /// returns "" or an error message.
-  std::string init(mlir::MLIRContext &ctx, const ::tra::rt::LlamaCheckpoint &ckpt,
+  /// Prepares a run on `hw` (one MPI rank per device, CPU code for every
+  /// device; GPU devices need `emulate`) with `threads` threads per rank;
+  /// compiled programs are cached in `cacheDir` (none if empty). Returns ""
+  /// or an error message.
+  std::string init(const ::tra::rt::LlamaParams &params,
                    const ::tra::hw::HardwareDescription &hw, int64_t threads,
-                   bool emulate);
-  /// Runs one decoding step; fills `logits` or returns an error message.
-  std::string step(int64_t token, int64_t pos, std::vector<double> &logits);
+                   bool emulate, const std::string &cacheDir);
+  /// Plans @forward over `seq` tokens per step for the hardware and finds
+  /// its library in the cache or compiles it; returns "" or an error.
+  std::string addProgram(mlir::MLIRContext &ctx, int64_t seq);
+  /// Runs the generation as one `mpirun -np N tra-llama-worker` job, the
+  /// ranks reading their weight tiles from `checkpoint`; rank 0 prints what
+  /// `config` asks for. Returns "" or an error message.
+  std::string generate(const ::tra::llama::GenerationConfig &config,
+                       const std::string &checkpoint,
+                       const std::string &tokenizer);
   int64_t numRanks() const { return ranks; }
 
-private:
-  std::string file(const std::string &name) const;
-  std::string cacheFile(int64_t layer, const char *kind, bool which) const;
+  double compileSeconds = 0;
+  bool anyCompiled = false;
 
+private:
   ::tra::rt::LlamaParams p;
-  std::string dir, exe, weights, mpirun;
-  int64_t ranks = 0;
-  bool parity = false;
+  const ::tra::hw::HardwareDescription *hw = nullptr;
+  std::string mpirun, worker, cacheDir, scratchDir;
+  int64_t ranks = 0, threads = 1;
+  /// The library of each step length.
+  std::vector<std::pair<int64_t, std::string>> programs;
 };
 
 #endif // TRA_TOOLS_TRA_LLAMA_DISTRIBUTED_H

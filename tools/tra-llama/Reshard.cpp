@@ -12,6 +12,8 @@
 
 #include "Reshard.h"
 
+#include "Options.h"
+
 #include "tra/Dialect/TRA/IR/TRADialect.h"
 #include "tra/Frontend/Llama.h"
 #include "tra/Hardware/Hardware.h"
@@ -46,9 +48,10 @@ static cl::opt<std::string>
     reshardDType("dtype",
                  cl::desc("reshard: dtype of the written tiles: f32, f16, "
                           "bf16, or keep (default: the checkpoint's)"),
-                 cl::init("keep"));
+                 cl::init("keep"), cl::cat(getToolCategory()));
 static cl::opt<bool> reshardQuiet("quiet",
-                                  cl::desc("reshard: no progress output"));
+                                  cl::desc("reshard: no progress output"),
+                                  cl::cat(getToolCategory()));
 
 static int fail(const llvm::Twine &message) {
   llvm::WithColor::error(llvm::errs(), "tra-llama") << message << "\n";
@@ -93,10 +96,11 @@ int mlir::tra::runReshard(const ReshardRequest &request) {
     return fail(opened.message());
   const rt::TensorSource &source = **opened;
   if (!source.llamaParams())
-    return fail(request.checkpoint + ": a " + source.format() +
-                " checkpoint that does not state the LLaMA model's "
-                "parameters; reshard reads llama2.c files, Meta and Hugging Face "
-                "LLaMA directories, and tra-split directories");
+    return fail(
+        request.checkpoint + ": a " + source.format() +
+        " checkpoint that does not state the LLaMA model's "
+        "parameters; reshard reads llama2.c files, Meta and Hugging Face "
+        "LLaMA directories, and tra-split directories");
   rt::LlamaParams params = *source.llamaParams();
   if (request.maxSeqLen > 0) {
     if (request.maxSeqLen > params.maxSeqLen)
@@ -215,8 +219,8 @@ int mlir::tra::runReshard(const ReshardRequest &request) {
     progress = [](size_t index, size_t count, const rt::SplitTensor &t,
                   uint64_t bytes) {
       llvm::errs() << "[" << index + 1 << "/" << count << "] " << t.name << " "
-                   << rt::formatShape(t.shape) << " "
-                   << rt::dtypeName(t.dtype) << " " << t.tiles.size()
+                   << rt::formatShape(t.shape) << " " << rt::dtypeName(t.dtype)
+                   << " " << t.tiles.size()
                    << (t.tiles.size() == 1 ? " tile " : " tiles ") << t.dist
                    << ", " << formatBytes(double(bytes)) << "\n";
     };
@@ -224,9 +228,9 @@ int mlir::tra::runReshard(const ReshardRequest &request) {
       rt::writeTraSplit(request.output, source, std::move(layout), progress);
   if (!stats)
     return fail(stats.message());
-  double seconds = std::chrono::duration<double>(
-                       std::chrono::steady_clock::now() - start)
-                       .count();
+  double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
   if (!reshardQuiet)
     llvm::errs() << "tra-llama: wrote " << request.output << ": "
                  << hw->numDevices() << " rank files, "

@@ -6,23 +6,29 @@
 //                  [--print-ids] [--logits-out FILE.npy]
 //                  [--hw local|FILE.json] [--num-threads N] [--prefill=false]
 //                  [--cache-dir DIR | --no-cache] [--bench-json FILE]
+//                  [--temperature T] [--top-p P] [--seed S]
+//                  [--emulate-on-cpu]
 //   tra-llama tokenize --tokenizer TOK.bin TEXT
 //   tra-llama reshard --checkpoint PATH --hw FILE.json -o DIR
 //                     [--dtype f32|f16|bf16|keep] [--quiet]   (Reshard.h)
 //
 // `emit` writes the model-level tra IR of one step of the model (built from
 // the checkpoint's hyper-parameters) so it can be inspected or compiled.
-// `run` generates greedily (temperature 0) from the prompt (default: BOS):
-// the prompt runs as one step of all its tokens (prefill), then one token
-// per step. With --engine=compiled (default) @forward is compiled for each
-// step length into a shared library (cached by a hash of the model IR, the
-// hardware and the compiler) that is loaded into this process; the weights
-// and KV caches stay in memory. --engine=interpreter uses the reference
-// interpreter.
+// `run` generates from the prompt (default: BOS), greedily or sampling as
+// llama2.c does (Generate.h): the prompt runs as one step of all its tokens
+// (prefill), then one token per step. With --engine=compiled (default) and
+// one device, @forward is compiled for each step length into a shared
+// library (cached by a hash of the model IR, the hardware and the compiler)
+// that is loaded into this process; the weights and KV caches stay in
+// memory. With several devices, the step programs are planned for them and
+// the generation runs as one MPI job (Distributed.h). --engine=interpreter
+// uses the reference interpreter.
 //
 //===----------------------------------------------------------------------===//
 
 #include "Distributed.h"
+#include "Generate.h"
+#include "Options.h"
 #include "Reshard.h"
 #include "tra/Conversion/Executable/Executable.h"
 #include "tra/Dialect/TRA/IR/TRAOps.h"
@@ -33,6 +39,8 @@
 #include "tra/Runtime/MetaCheckpoint.h"
 #include "tra/Runtime/Npy.h"
 #include "tra/Runtime/Safetensors.h"
+#include "tra/Runtime/Sampler.h"
+#include "tra/Runtime/TensorSource.h"
 #include "tra/Runtime/Tokenizer.h"
 
 #include "mlir/IR/Verifier.h"
@@ -40,7 +48,6 @@
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
-#include "llvm/Support/JSON.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
@@ -51,89 +58,126 @@
 #include <array>
 #include <chrono>
 #include <map>
+#include <optional>
+#include <thread>
 
 using namespace mlir;
 using namespace mlir::tra;
 namespace cl = llvm::cl;
 namespace rt = ::tra::rt;
+namespace llama = ::tra::llama;
+
+llvm::cl::OptionCategory &getToolCategory() {
+  static cl::OptionCategory category("tra-llama options");
+  return category;
+}
 
 static cl::opt<std::string> command(cl::Positional, cl::Required,
-                                    cl::desc("<emit|run|tokenize>"));
+                                    cl::desc("<emit|run|tokenize|reshard>"),
+                                    cl::cat(getToolCategory()));
 static cl::opt<std::string> text(cl::Positional, cl::desc("[text]"),
-                                 cl::init(""));
+                                 cl::init(""), cl::cat(getToolCategory()));
 static cl::opt<std::string> checkpointPath(
     "checkpoint",
     cl::desc("llama2.c .bin checkpoint, or a Meta checkpoint directory "
-             "(params.json + consolidated.NN.pth)"),
-    cl::init(""));
+             "(params.json + consolidated.NN.pth); on several devices also "
+             "Hugging Face LLaMA directories and re-split checkpoints"),
+    cl::init(""), cl::cat(getToolCategory()));
 static cl::opt<int64_t> maxSeqLen("max-seq-len",
                                   cl::desc("KV-cache length (default: the "
                                            "model's seq_len)"),
-                                  cl::init(0));
+                                  cl::init(0), cl::cat(getToolCategory()));
 static cl::opt<std::string>
     tokenizerPath("tokenizer",
                   cl::desc("llama2.c tokenizer.bin (SentencePiece vocabulary)"),
-                  cl::init(""));
+                  cl::init(""), cl::cat(getToolCategory()));
 static cl::opt<std::string> promptText("prompt",
                                        cl::desc("prompt text (needs "
                                                 "--tokenizer)"),
-                                       cl::init(""));
+                                       cl::init(""),
+                                       cl::cat(getToolCategory()));
 static cl::opt<std::string> outputPath("o", cl::desc("output file (emit)"),
-                                       cl::init("-"));
+                                       cl::init("-"),
+                                       cl::cat(getToolCategory()));
 static cl::opt<int64_t> seqLen("seq", cl::desc("tokens per step (emit)"),
-                               cl::init(1));
+                               cl::init(1), cl::cat(getToolCategory()));
 static cl::opt<int64_t> steps("steps",
                               cl::desc("positions to run, prompt included "
                                        "(default 64)"),
-                              cl::init(64));
+                              cl::init(64), cl::cat(getToolCategory()));
 static cl::opt<std::string> promptIds("prompt-ids",
                                       cl::desc("comma-separated prompt token "
                                                "ids (default: 1, BOS)"),
-                                      cl::init("1"));
+                                      cl::init("1"),
+                                      cl::cat(getToolCategory()));
 static cl::opt<bool> printIds("print-ids",
-                              cl::desc("print the generated token ids"));
+                              cl::desc("print the generated token ids"),
+                              cl::cat(getToolCategory()));
 static cl::opt<std::string> logitsOut("logits-out",
                                       cl::desc("write every step's logits "
                                                "[steps, vocab] to FILE.npy"),
-                                      cl::init(""));
+                                      cl::init(""), cl::cat(getToolCategory()));
 enum class Engine { Compiled, Interpreter };
 static cl::opt<Engine> engine(
     "engine", cl::desc("how each step runs"), cl::init(Engine::Compiled),
     cl::values(clEnumValN(Engine::Compiled, "compiled",
-                          "compile @forward for the hardware (one device) "
-                          "and run the native executable"),
+                          "compile @forward for the hardware and run it (in "
+                          "this process on one device, as one MPI job on "
+                          "several)"),
                clEnumValN(Engine::Interpreter, "interpreter",
-                          "the reference interpreter")));
+                          "the reference interpreter")),
+    cl::cat(getToolCategory()));
 static cl::opt<std::string> hwSpec("hw",
                                    cl::desc("hardware description (local or "
                                             "FILE.json)"),
-                                   cl::init("local"));
-static cl::opt<int64_t> numThreads("num-threads",
-                                   cl::desc("BLAS threads of the compiled "
-                                            "model (default: the hardware "
-                                            "description's cores)"),
-                                   cl::init(0));
+                                   cl::init("local"),
+                                   cl::cat(getToolCategory()));
+static cl::opt<int64_t> numThreads(
+    "num-threads",
+    cl::desc("threads of the compiled model (one device: default the "
+             "hardware description's cores; several: per MPI rank, default "
+             "this machine's cores shared by the ranks)"),
+    cl::init(0), cl::cat(getToolCategory()));
 static cl::opt<bool> prefill("prefill",
                              cl::desc("run the prompt as one step of all its "
                                       "tokens (default; --prefill=false: one "
                                       "token per step)"),
-                             cl::init(true));
+                             cl::init(true), cl::cat(getToolCategory()));
 static cl::opt<std::string>
     cacheDirectory("cache-dir",
                    cl::desc("where compiled models are cached (default: "
                             "$XDG_CACHE_HOME/tra or ~/.cache/tra)"),
-                   cl::init(""));
+                   cl::init(""), cl::cat(getToolCategory()));
 static cl::opt<bool> emulateOnCpu(
     "emulate-on-cpu",
     cl::desc("run the plan for a --hw file with GPUs with CPU code, one MPI "
-             "rank per device, on this machine"));
+             "rank per device, on this machine"),
+    cl::cat(getToolCategory()));
 static cl::opt<bool> noCache("no-cache",
                              cl::desc("compile without reading or writing "
-                                      "the cache"));
+                                      "the cache"),
+                             cl::cat(getToolCategory()));
 static cl::opt<std::string> benchJson("bench-json",
                                       cl::desc("write prefill and decode "
                                                "timings to FILE.json"),
-                                      cl::init(""));
+                                      cl::init(""), cl::cat(getToolCategory()));
+
+static cl::opt<double> temperature(
+    "temperature",
+    cl::desc("sampling temperature (default 0: greedy, the most likely "
+             "token)"),
+    cl::init(0.0), cl::cat(getToolCategory()));
+static cl::opt<double>
+    topP("top-p",
+         cl::desc("nucleus sampling: sample from the most likely tokens "
+                  "whose probabilities add up to P (default 0.9, as "
+                  "llama2.c; 0 or 1: from all tokens)"),
+         cl::init(0.9), cl::cat(getToolCategory()));
+static cl::opt<uint64_t>
+    sampleSeed("seed",
+               cl::desc("seed of the sampler's random generator (default: "
+                        "from the clock, printed)"),
+               cl::init(0), cl::cat(getToolCategory()));
 
 static int fail(const llvm::Twine &message) {
   llvm::WithColor::error(llvm::errs(), "tra-llama") << message << "\n";
@@ -177,7 +221,7 @@ public:
   std::string init(const rt::LlamaCheckpoint &ckpt, int64_t numThreads) {
     p = ckpt.params;
     threads = numThreads;
-    computeRopeTables(p, cosTable, sinTable);
+    rt::computeRopeTables(p, cosTable, sinTable);
     for (auto &[name, t] : ckpt.weights) {
       if (t.dtype() == rt::DType::F32) {
         weights[name] = {&t, t.data()};
@@ -216,10 +260,11 @@ public:
     auto start = std::chrono::steady_clock::now();
     llvm::Expected<CompiledProgram> compiled =
         loadOrCompileProgram(*module, options, cacheDir, keyExtra, notesStream);
-    double seconds = std::chrono::duration<double>(
-                         std::chrono::steady_clock::now() - start)
-                         .count();
-    for (llvm::StringRef line : llvm::split(llvm::StringRef(notes).rtrim(), '\n'))
+    double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+            .count();
+    for (llvm::StringRef line :
+         llvm::split(llvm::StringRef(notes).rtrim(), '\n'))
       if (!line.empty())
         llvm::errs() << "tra-llama: " << line << "\n";
     if (!compiled)
@@ -328,8 +373,8 @@ public:
                    std::vector<double> &logits) {
     auto it = programs.find(int64_t(tokens.size()));
     if (it == programs.end())
-      return "internal error: no program for " +
-             std::to_string(tokens.size()) + " tokens per step";
+      return "internal error: no program for " + std::to_string(tokens.size()) +
+             " tokens per step";
     Program &program = it->second;
     if (pos < 0 || pos + int64_t(tokens.size()) > p.maxSeqLen)
       return "position " + std::to_string(pos) + " out of range";
@@ -376,53 +421,160 @@ private:
 };
 } // namespace
 
-static int run(MLIRContext &ctx, const rt::LlamaCheckpoint &ckpt) {
-  const rt::LlamaParams &p = ckpt.params;
-  // The hardware the run is for: with --engine=compiled the model is
-  // compiled for it (one device for now).
-  auto hw = ::tra::hw::loadHardware(hwSpec);
-  if (!hw)
-    return fail(llvm::toString(hw.takeError()));
-  llvm::errs() << "tra-llama: hardware: " << hw->summary() << "\n";
-  SmallVector<int64_t> prompt;
-  std::optional<rt::Tokenizer> tokenizer;
+static std::string applyMaxSeqLen(rt::LlamaParams &p);
+
+/// Fills what every engine's generation shares (prompt, steps, sampling,
+/// outputs) from the command line, checked against the model's `p`;
+/// returns "" or an error message.
+static std::string prepareGeneration(const rt::LlamaParams &p,
+                                     std::optional<rt::Tokenizer> &tokenizer,
+                                     llama::GenerationConfig &config) {
   if (!tokenizerPath.empty()) {
     rt::Result<rt::Tokenizer> tok = rt::Tokenizer::open(tokenizerPath);
     if (!tok)
-      return fail(tok.message());
+      return tok.message();
     if (tok->size() != p.vocabSize)
-      return fail(tokenizerPath + ": vocabulary of " +
-                  llvm::Twine(tok->size()) + " pieces, but " + checkpointPath +
-                  " has vocab_size " + llvm::Twine(p.vocabSize));
+      return tokenizerPath + ": vocabulary of " + std::to_string(tok->size()) +
+             " pieces, but " + checkpointPath + " has vocab_size " +
+             std::to_string(p.vocabSize);
     tokenizer = std::move(*tok);
+    config.tokenizer = &*tokenizer;
   }
+  std::vector<int64_t> &prompt = config.prompt;
   if (!promptText.empty()) {
     if (!tokenizer)
-      return fail("--prompt needs --tokenizer");
-    for (int64_t id : tokenizer->encode(promptText))
+      return "--prompt needs --tokenizer";
+    prompt = tokenizer->encode(promptText);
+  } else {
+    for (llvm::StringRef part : llvm::split(llvm::StringRef(promptIds), ',')) {
+      int64_t id;
+      if (part.trim().getAsInteger(10, id) || id < 0 || id >= p.vocabSize)
+        return "--prompt-ids: '" + part.str() + "' is not a token id in [0, " +
+               std::to_string(p.vocabSize) + ")";
       prompt.push_back(id);
-  }
-  for (llvm::StringRef part : llvm::split(llvm::StringRef(promptIds), ',')) {
-    if (!promptText.empty())
-      break;
-    int64_t id;
-    if (part.trim().getAsInteger(10, id) || id < 0 || id >= p.vocabSize)
-      return fail("--prompt-ids: '" + part + "' is not a token id in [0, " +
-                  llvm::Twine(p.vocabSize) + ")");
-    prompt.push_back(id);
+    }
   }
   if (steps < int64_t(prompt.size()) || steps > p.maxSeqLen)
-    return fail("--steps " + llvm::Twine(int64_t(steps)) + " must be in [" +
-                llvm::Twine(prompt.size()) + ", " + llvm::Twine(p.maxSeqLen) +
-                "] (prompt length, model seq_len)");
+    return "--steps " + std::to_string(steps) + " must be in [" +
+           std::to_string(prompt.size()) + ", " + std::to_string(p.maxSeqLen) +
+           "] (prompt length, model seq_len)";
   if (numThreads < 0)
-    return fail("--num-threads " + llvm::Twine(int64_t(numThreads)) +
-                " must be positive (0: the hardware description's cores)");
+    return "--num-threads " + std::to_string(numThreads) +
+           " must be positive (0: the hardware description's cores)";
+  config.steps = steps;
+  config.vocabSize = p.vocabSize;
   // The prompt runs as one step of all its tokens (prefill) unless
   // --prefill=false; decoding runs one token per step.
-  const int64_t promptLen = int64_t(prompt.size());
+  config.oneStepPrefill = prefill || prompt.size() == 1;
+  config.temperature = temperature;
+  config.topP = topP;
+  // Without --seed a sampled run takes its seed from the clock (as
+  // llama2.c does) and says which, so that it can be repeated.
+  config.seed = sampleSeed;
+  if (sampleSeed.getNumOccurrences() == 0 && temperature > 0) {
+    config.seed =
+        uint64_t(std::chrono::system_clock::now().time_since_epoch().count()) |
+        1;
+    llvm::errs() << "tra-llama: sampling with --seed " << config.seed << "\n";
+  }
+  if (std::string problem =
+          rt::Sampler::validate(config.temperature, config.topP, config.seed);
+      !problem.empty())
+    return llvm::formatv("--temperature {0} --top-p {1}: {2}",
+                         llvm::format("%g", config.temperature),
+                         llvm::format("%g", config.topP), problem)
+        .str();
+  config.printIds = printIds;
+  config.logitsOut = logitsOut;
+  config.benchJson = benchJson;
+  return "";
+}
+
+/// Returns the cache directory of compiled programs ("" for none).
+static std::string libraryCacheDirectory() {
+  if (noCache)
+    return "";
+  std::string cacheDir = cacheDirectory.empty()
+                             ? getDefaultLibraryCacheDirectory()
+                             : cacheDirectory.getValue();
+  if (cacheDir.empty())
+    llvm::errs() << "tra-llama: no cache directory (neither "
+                    "XDG_CACHE_HOME nor HOME is set); compiling without "
+                    "the cache\n";
+  return cacheDir;
+}
+
+/// `run` on hardware with several devices: one MPI job for the whole
+/// generation (Distributed.h). Only the checkpoint's parameters are read
+/// here; every rank reads its own tiles of the weights.
+static int runDistributed(MLIRContext &ctx,
+                          const ::tra::hw::HardwareDescription &hw) {
+  rt::Result<std::unique_ptr<rt::TensorSource>> source =
+      rt::openTensorSource(checkpointPath);
+  if (!source)
+    return fail(source.message());
+  if (!(*source)->llamaParams())
+    return fail(checkpointPath + ": a " + (*source)->format() +
+                " checkpoint that does not state the LLaMA model's "
+                "parameters");
+  rt::LlamaParams p = *(*source)->llamaParams();
+  if (std::string e = applyMaxSeqLen(p); !e.empty())
+    return fail(e);
+  // Every weight must be there with its shape before the ranks start.
+  for (auto &[name, shape] : rt::llamaWeightShapes(p)) {
+    const rt::TensorInfo *t = (*source)->find(name);
+    if (!t)
+      return fail(checkpointPath + ": no tensor '" + name + "'");
+    if (t->shape != shape)
+      return fail(checkpointPath + ": tensor '" + name + "' is " +
+                  rt::formatShape(t->shape) + ", the model's parameters say " +
+                  rt::formatShape(shape));
+  }
+  std::optional<rt::Tokenizer> tokenizer;
+  llama::GenerationConfig config;
+  if (std::string e = prepareGeneration(p, tokenizer, config); !e.empty())
+    return fail(e);
+  // All ranks run on this machine: by default they share its cores.
+  int64_t ranks = hw.numDevices();
+  int64_t threads =
+      numThreads > 0
+          ? int64_t(numThreads)
+          : std::max<int64_t>(
+                1,
+                std::min<int64_t>(hw.getDevice(0).cores,
+                                  std::thread::hardware_concurrency() / ranks));
+  DistributedModel model;
+  if (std::string e =
+          model.init(p, hw, threads, emulateOnCpu, libraryCacheDirectory());
+      !e.empty())
+    return fail(e);
   SmallVector<int64_t> stepLengths = {1};
-  if (prefill && promptLen > 1)
+  if (config.oneStepPrefill && config.prompt.size() > 1)
+    stepLengths.push_back(int64_t(config.prompt.size()));
+  for (int64_t seq : stepLengths)
+    if (std::string e = model.addProgram(ctx, seq); !e.empty())
+      return fail(e);
+  config.engine = "distributed";
+  config.compileSeconds = model.compileSeconds;
+  config.compiledNow = model.anyCompiled;
+  if (std::string e = model.generate(config, checkpointPath, tokenizerPath);
+      !e.empty())
+    return fail(e);
+  return 0;
+}
+
+/// `run` on one device: the compiled model in this process, or the
+/// reference interpreter.
+static int run(MLIRContext &ctx, const rt::LlamaCheckpoint &ckpt,
+               const ::tra::hw::HardwareDescription &hw) {
+  const rt::LlamaParams &p = ckpt.params;
+  std::optional<rt::Tokenizer> tokenizer;
+  llama::GenerationConfig config;
+  if (std::string e = prepareGeneration(p, tokenizer, config); !e.empty())
+    return fail(e);
+  const int64_t promptLen = int64_t(config.prompt.size());
+  SmallVector<int64_t> stepLengths = {1};
+  if (config.oneStepPrefill && promptLen > 1)
     stepLengths.push_back(promptLen);
 
   // The interpreter runs @forward of each step length on interpreter
@@ -437,7 +589,7 @@ static int run(MLIRContext &ctx, const rt::LlamaCheckpoint &ckpt) {
     }
     Type f32 = Float32Type::get(&ctx), i64 = IntegerType::get(&ctx, 64);
     std::vector<float> cosTable, sinTable;
-    computeRopeTables(p, cosTable, sinTable);
+    rt::computeRopeTables(p, cosTable, sinTable);
     args.emplace_back(i64, ArrayRef<int64_t>{1});
     args.emplace_back(i64, ArrayRef<int64_t>{});
     InterpTensor fc(f32, {p.maxSeqLen, p.headDim() / 2});
@@ -460,58 +612,33 @@ static int run(MLIRContext &ctx, const rt::LlamaCheckpoint &ckpt) {
   }
 
   std::unique_ptr<CompiledModel> compiled;
-  std::unique_ptr<DistributedModel> distributed;
-  if (engine == Engine::Compiled && hw->numDevices() != 1) {
-    // One MPI job per step, one rank per device; the prompt runs token by
-    // token.
-    distributed = std::make_unique<DistributedModel>();
-    int64_t threads = numThreads > 0 ? int64_t(numThreads)
-                      : emulateOnCpu ? 1
-                                     : int64_t(hw->getDevice(0).cores);
-    auto start = std::chrono::steady_clock::now();
-    if (std::string e =
-            distributed->init(ctx, ckpt, *hw, threads, emulateOnCpu);
-        !e.empty())
-      return fail(e);
-    llvm::errs() << "tra-llama: compiled @forward for "
-                 << distributed->numRanks() << " MPI ranks in "
-                 << llvm::format("%.1f",
-                                 std::chrono::duration<double>(
-                                     std::chrono::steady_clock::now() - start)
-                                     .count())
-                 << " s\n";
-    stepLengths = {1};
-  } else if (engine == Engine::Compiled) {
+  if (engine == Engine::Compiled) {
     int64_t threads =
-        numThreads > 0 ? int64_t(numThreads) : int64_t(hw->getDevice(0).cores);
-    std::string cacheDir;
-    if (!noCache) {
-      cacheDir = cacheDirectory.empty() ? getDefaultLibraryCacheDirectory()
-                                        : cacheDirectory.getValue();
-      if (cacheDir.empty())
-        llvm::errs() << "tra-llama: no cache directory (neither "
-                        "XDG_CACHE_HOME nor HOME is set); compiling without "
-                        "the cache\n";
-    }
+        numThreads > 0 ? int64_t(numThreads) : int64_t(hw.getDevice(0).cores);
+    std::string cacheDir = libraryCacheDirectory();
     compiled = std::make_unique<CompiledModel>();
     if (std::string e = compiled->init(ckpt, threads); !e.empty())
       return fail(e);
     for (int64_t seq : stepLengths)
       if (std::string e =
-              compiled->addProgram(ctx, seq, cacheDir, hw->toJSONText());
+              compiled->addProgram(ctx, seq, cacheDir, hw.toJSONText());
           !e.empty())
         return fail(e);
+    config.how = "compiled, in process";
+    config.engine = "compiled";
+    config.compileSeconds = compiled->compileSeconds;
+    config.compiledNow = compiled->anyCompiled;
+  } else {
+    config.how = "reference interpreter";
+    config.engine = "interpreter";
   }
 
   // Runs one step over tokens[pos, pos + n); fills `logits` (n rows).
-  SmallVector<int64_t> tokens(prompt.begin(), prompt.end());
-  std::vector<double> allLogits, logits;
-  auto runStep = [&](int64_t pos, int64_t n) -> std::string {
+  auto step = [&](const std::vector<int64_t> &tokens, int64_t pos, int64_t n,
+                  std::vector<double> &logits) -> std::string {
     ArrayRef<int64_t> stepTokens = ArrayRef(tokens).slice(pos, n);
     if (compiled)
       return compiled->step(stepTokens, pos, logits);
-    if (distributed)
-      return distributed->step(stepTokens[0], pos, logits);
     func::FuncOp forward = modules[n]->lookupSymbol<func::FuncOp>("forward");
     args[0] = InterpTensor(IntegerType::get(&ctx, 64), ArrayRef<int64_t>{n});
     for (int64_t i = 0; i < n; ++i)
@@ -525,108 +652,15 @@ static int run(MLIRContext &ctx, const rt::LlamaCheckpoint &ckpt) {
       args[4 + l] = std::move((*results)[1 + l]);
     return "";
   };
-  // Appends the logits and the greedy choice of the last row.
-  auto consume = [&]() {
-    allLogits.insert(allLogits.end(), logits.begin(), logits.end());
-    const double *last = logits.data() + logits.size() - p.vocabSize;
-    int64_t best = 0;
-    for (int64_t v = 1; v < p.vocabSize; ++v)
-      if (last[v] > last[best])
-        best = v;
-    tokens.push_back(best);
-  };
-  using Clock = std::chrono::steady_clock;
-  auto since = [](Clock::time_point start) {
-    return std::chrono::duration<double>(Clock::now() - start).count();
-  };
-
-  // Prefill: the prompt, as one step or token by token.
-  auto start = Clock::now();
-  bool oneStepPrefill = llvm::is_contained(stepLengths, promptLen);
-  if (oneStepPrefill) {
-    if (std::string e = runStep(0, promptLen); !e.empty())
-      return fail(e);
-  } else {
-    for (int64_t pos = 0; pos < promptLen; ++pos) {
-      if (std::string e = runStep(pos, 1); !e.empty())
-        return fail(e);
-      if (pos + 1 < promptLen)
-        allLogits.insert(allLogits.end(), logits.begin(), logits.end());
-    }
-  }
-  consume();
-  double prefillSeconds = since(start);
-  // Decoding: one token per step.
-  start = Clock::now();
-  for (int64_t pos = promptLen; pos < steps; ++pos) {
-    if (std::string e = runStep(pos, 1); !e.empty())
-      return fail(e);
-    consume();
-  }
-  double decodeSeconds = since(start);
-  int64_t decoded = steps - promptLen;
-
-  if (tokenizer) {
-    for (size_t i = 0; i < tokens.size(); ++i)
-      llvm::outs() << tokenizer->decode(i ? tokens[i - 1] : -1, tokens[i]);
-    llvm::outs() << "\n";
-  }
-  if (printIds) {
-    for (size_t i = prompt.size(); i < tokens.size(); ++i)
-      llvm::outs() << (i > prompt.size() ? " " : "") << tokens[i];
-    llvm::outs() << "\n";
-    llvm::outs().flush();
-  }
-  auto rate = [](int64_t n, double s) { return s > 0 ? n / s : 0.0; };
-  const char *how = compiled      ? "compiled, in process"
-                    : distributed ? "compiled, one MPI job per step"
-                                  : "reference interpreter";
-  llvm::errs() << "tra-llama: prefill: " << promptLen << " tokens in "
-               << llvm::format("%.3f", prefillSeconds) << " s ("
-               << llvm::format("%.1f", rate(promptLen, prefillSeconds))
-               << " tokens/s, "
-               << (oneStepPrefill ? "one step" : "one token per step") << ", "
-               << how << ")\n";
-  llvm::errs() << "tra-llama: decode: " << decoded << " tokens in "
-               << llvm::format("%.3f", decodeSeconds) << " s ("
-               << llvm::format("%.1f", rate(decoded, decodeSeconds))
-               << " tokens/s, " << how << ")\n";
-  if (!logitsOut.empty()) {
-    rt::Status status = rt::writeNpy(
-        logitsOut,
-        rt::HostTensor::fromDoubles(rt::DType::F32,
-                                    {int64_t(steps), p.vocabSize}, allLogits));
-    if (!status)
-      return fail(status.message());
-  }
-  if (!benchJson.empty()) {
-    llvm::json::Object o{
-        {"engine", compiled ? "compiled" : "interpreter"},
-        {"prefill_tokens", promptLen},
-        {"prefill_seconds", prefillSeconds},
-        {"prefill_tokens_per_s", rate(promptLen, prefillSeconds)},
-        {"prefill_one_step", oneStepPrefill},
-        {"decode_tokens", decoded},
-        {"decode_seconds", decodeSeconds},
-        {"decode_tokens_per_s", rate(decoded, decodeSeconds)},
-        {"compile_seconds", compiled ? compiled->compileSeconds : 0.0},
-        {"compiled_now", compiled && compiled->anyCompiled}};
-    std::string text;
-    llvm::raw_string_ostream os(text);
-    os << llvm::formatv("{0:2}", llvm::json::Value(std::move(o))) << "\n";
-    if (llvm::Error error = llvm::writeToOutput(
-            benchJson, [&](llvm::raw_ostream &out) {
-              out << text;
-              return llvm::Error::success();
-            }))
-      return fail(benchJson + ": " + llvm::toString(std::move(error)));
-  }
+  if (std::string e = llama::generate(config, step); !e.empty())
+    return fail(e);
   return 0;
 }
 
 static cl::opt<bool> decodeIds("decode",
                                cl::desc("tokenize: TEXT is token ids to "
-                                        "decode"));
+                                        "decode"),
+                               cl::cat(getToolCategory()));
 
 static int tokenize() {
   if (tokenizerPath.empty())
@@ -668,8 +702,20 @@ static rt::Result<rt::LlamaCheckpoint> loadCheckpoint(const std::string &path) {
   return rt::readLlama2c(path);
 }
 
+/// Applies --max-seq-len to `p`; returns "" or an error message.
+static std::string applyMaxSeqLen(rt::LlamaParams &p) {
+  if (maxSeqLen <= 0)
+    return "";
+  if (maxSeqLen > p.maxSeqLen)
+    return "--max-seq-len " + std::to_string(maxSeqLen) +
+           " exceeds the model's seq_len " + std::to_string(p.maxSeqLen);
+  p.maxSeqLen = maxSeqLen;
+  return "";
+}
+
 int main(int argc, char **argv) {
   llvm::InitLLVM y(argc, argv);
+  cl::HideUnrelatedOptions(getToolCategory());
   cl::ParseCommandLineOptions(argc, argv, "tra LLaMA front end\n");
   if (command == "tokenize")
     return tokenize();
@@ -677,19 +723,27 @@ int main(int argc, char **argv) {
     return runReshard({checkpointPath, hwSpec, outputPath, seqLen, maxSeqLen});
   if (command != "emit" && command != "run")
     return fail("unknown command '" + command +
-                "' (expected emit, run or tokenize)");
+                "' (expected emit, run, tokenize or reshard)");
   if (checkpointPath.empty())
     return fail(command + " needs --checkpoint");
+  MLIRContext context;
+  std::optional<::tra::hw::HardwareDescription> hw;
+  if (command == "run") {
+    // The hardware the run is for: compiled for one device, the model runs
+    // in this process, for several as one MPI job (the interpreter runs
+    // whole tensors in this process whatever the hardware).
+    auto loaded = ::tra::hw::loadHardware(hwSpec);
+    if (!loaded)
+      return fail(llvm::toString(loaded.takeError()));
+    hw = std::move(*loaded);
+    llvm::errs() << "tra-llama: hardware: " << hw->summary() << "\n";
+    if (hw->numDevices() != 1 && engine == Engine::Compiled)
+      return runDistributed(context, *hw);
+  }
   rt::Result<rt::LlamaCheckpoint> ckpt = loadCheckpoint(checkpointPath);
   if (!ckpt)
     return fail(ckpt.message());
-  if (maxSeqLen > 0) {
-    if (maxSeqLen > ckpt->params.maxSeqLen)
-      return fail("--max-seq-len " + llvm::Twine(int64_t(maxSeqLen)) +
-                  " exceeds the model's seq_len " +
-                  llvm::Twine(ckpt->params.maxSeqLen));
-    ckpt->params.maxSeqLen = maxSeqLen;
-  }
-  MLIRContext context;
-  return command == "emit" ? emit(context, *ckpt) : run(context, *ckpt);
+  if (std::string e = applyMaxSeqLen(ckpt->params); !e.empty())
+    return fail(e);
+  return command == "emit" ? emit(context, *ckpt) : run(context, *ckpt, *hw);
 }

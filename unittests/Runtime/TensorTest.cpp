@@ -453,6 +453,45 @@ TEST(TileTest, MatchesElementwiseDefinition) {
   }
 }
 
+TEST(TileTest, InsertIsTheInverseOfCopy) {
+  // insertTile writes exactly the tile's elements: the tile of a pattern,
+  // inserted into zeros, gives the pattern inside the tile and 0 elsewhere.
+  struct Case {
+    std::vector<int64_t> shape, offsets, sizes;
+  };
+  std::vector<Case> cases = {
+      {{}, {}, {}},
+      {{7}, {2}, {3}},
+      {{4, 6}, {1, 2}, {2, 3}},
+      {{4, 6}, {1, 0}, {3, 6}},
+      {{4, 6}, {0, 5}, {4, 1}},
+      {{3, 4, 5}, {1, 1, 1}, {2, 2, 3}},
+      {{3, 4, 5}, {0, 1, 0}, {3, 2, 5}},
+      {{2, 3, 4, 5}, {1, 1, 0, 2}, {1, 2, 4, 3}},
+  };
+  for (DType dtype : {DType::F32, DType::BF16, DType::I64}) {
+    for (const Case &c : cases) {
+      HostTensor t = patternTensor(dtype, c.shape, 3);
+      Result<HostTensor> tile = extractTile(t, c.offsets, c.sizes);
+      ASSERT_TRUE(tile) << tile.message();
+      HostTensor whole = HostTensor::zeros(dtype, c.shape);
+      insertTile(dtype, c.shape, whole.mutableData(), c.offsets, c.sizes,
+                 tile->data());
+      for (int64_t i = 0; i < whole.numElements(); ++i) {
+        bool inside = true;
+        for (size_t d = c.shape.size(), rest = size_t(i); d-- > 0;) {
+          int64_t index = int64_t(rest % size_t(c.shape[d]));
+          rest /= size_t(c.shape[d]);
+          inside &= index >= c.offsets[d] && index < c.offsets[d] + c.sizes[d];
+        }
+        EXPECT_EQ(whole.loadAsDouble(i), inside ? t.loadAsDouble(i) : 0.0)
+            << dtypeName(dtype) << " shape " << formatShape(c.shape)
+            << " element " << i;
+      }
+    }
+  }
+}
+
 TEST(TileTest, RejectsTilesOutsideTheTensor) {
   HostTensor t = patternTensor(DType::F32, {4, 6});
   Result<HostTensor> tile = extractTile(t, {0}, {1});

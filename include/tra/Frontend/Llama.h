@@ -35,12 +35,6 @@ OwningOpRef<ModuleOp> buildLlamaModule(MLIRContext *context,
                                        const ::tra::rt::LlamaParams &params,
                                        int64_t seqLen);
 
-/// The rotary tables of Meta's precompute_freqs_cis: cos and sin of
-/// pos * theta^(-2i/HD) for pos < maxSeqLen, i < HD/2, row-major.
-void computeRopeTables(const ::tra::rt::LlamaParams &params,
-                       std::vector<float> &cosTable,
-                       std::vector<float> &sinTable);
-
 } // namespace tra
 } // namespace mlir
 

@@ -211,15 +211,41 @@ mlir::tra::compileDistributedToObject(ModuleOp module, StringRef output,
   return success();
 }
 
-LogicalResult
-mlir::tra::compileDistributedToExecutable(ModuleOp module, StringRef output,
-                                          const CodegenOptions &options) {
+/// Compiles a planned `module` and links it into the executable or, with
+/// `sharedLibrary`, the shared library `output`.
+static LogicalResult linkDistributed(ModuleOp module, StringRef output,
+                                     const CodegenOptions &options,
+                                     bool sharedLibrary) {
   LinkOptions linkOptions = getDistributedLinkOptions();
   if (linkOptions.runtimeLibraries.empty())
     return module.emitError("this compiler was built without the MPI "
                             "runtime (runtime/mpi): distributed programs "
                             "cannot be linked");
-  return linkCompiledObject(module, output, linkOptions, [&](StringRef object) {
-    return compileDistributedToObject(module, object, options);
-  });
+  if (sharedLibrary) {
+    // The rank programs' MPI calls (the mpi dialect's MPI_* and the
+    // tra_mpi_* runtime) stay undefined in the library: they bind to the MPI
+    // runtime of the process that loads it, so that both share one MPI
+    // state. The MPI library is linked so that MPI_* have a provider.
+    LinkOptions shared = getDefaultSharedLibraryLinkOptions();
+    shared.systemLibraries = std::move(linkOptions.systemLibraries);
+    linkOptions = std::move(shared);
+  }
+  return linkCompiledObject(
+      module, output, linkOptions,
+      [&](StringRef object) {
+        return compileDistributedToObject(module, object, options);
+      },
+      sharedLibrary);
+}
+
+LogicalResult
+mlir::tra::compileDistributedToExecutable(ModuleOp module, StringRef output,
+                                          const CodegenOptions &options) {
+  return linkDistributed(module, output, options, /*sharedLibrary=*/false);
+}
+
+LogicalResult
+mlir::tra::compileDistributedToSharedLibrary(ModuleOp module, StringRef output,
+                                             const CodegenOptions &options) {
+  return linkDistributed(module, output, options, /*sharedLibrary=*/true);
 }

@@ -227,8 +227,7 @@ private:
   llvm::Function *buildRun(const EntrySignature &signature,
                            llvm::Function *entry);
   /// The C interface function of `signature`'s entry, checked against it.
-  llvm::Function *getEntry(const EntrySignature &signature,
-                           std::string &error);
+  llvm::Function *getEntry(const EntrySignature &signature, std::string &error);
   llvm::Constant *tileTable(ArrayRef<RankTile> tiles,
                             ArrayRef<EntryTensor> local, StringRef kind);
   llvm::Constant *rankTable(const DistributedSignature &distributed,
@@ -386,9 +385,10 @@ llvm::Constant *DescriptorBuilder::tileTable(ArrayRef<RankTile> tiles,
   for (auto [i, tile] : llvm::enumerate(tiles)) {
     std::string prefix = ("tra_exec." + kind + "." + llvm::Twine(i)).str();
     entries.push_back(llvm::ConstantStruct::get(
-        tileType, {i64(tile.tensor), i64Array(tile.offsets, prefix + ".offsets"),
-                   i64Array(local[i].shape, prefix + ".shape"),
-                   i64(tile.owner ? 1 : 0)}));
+        tileType,
+        {i64(tile.tensor), i64Array(tile.offsets, prefix + ".offsets"),
+         i64Array(local[i].shape, prefix + ".shape"),
+         i64(tile.owner ? 1 : 0)}));
   }
   return privateGlobal(
       llvm::ConstantArray::get(llvm::ArrayType::get(tileType, entries.size()),
@@ -399,8 +399,8 @@ llvm::Constant *DescriptorBuilder::tileTable(ArrayRef<RankTile> tiles,
 llvm::Constant *
 DescriptorBuilder::rankTable(const DistributedSignature &distributed,
                              std::string &error) {
-  auto *rankType = llvm::StructType::get(
-      ctx, {i64Type, ptrType, i64Type, ptrType, ptrType});
+  auto *rankType =
+      llvm::StructType::get(ctx, {i64Type, ptrType, i64Type, ptrType, ptrType});
   SmallVector<llvm::Constant *> ranks;
   for (auto [r, rank] : llvm::enumerate(distributed.ranks)) {
     llvm::Function *entry = getEntry(rank.local, error);
@@ -416,10 +416,9 @@ DescriptorBuilder::rankTable(const DistributedSignature &distributed,
          tileTable(rank.outputs, rank.local.outputs, prefix + ".outputs"),
          run}));
   }
-  return privateGlobal(
-      llvm::ConstantArray::get(llvm::ArrayType::get(rankType, ranks.size()),
-                               ranks),
-      "tra_exec.ranks");
+  return privateGlobal(llvm::ConstantArray::get(
+                           llvm::ArrayType::get(rankType, ranks.size()), ranks),
+                       "tra_exec.ranks");
 }
 
 std::string DescriptorBuilder::build(const EntrySignature &signature,
@@ -747,7 +746,8 @@ LogicalResult mlir::tra::compileToObject(ModuleOp module, StringRef output,
 
 LogicalResult mlir::tra::linkCompiledObject(
     ModuleOp module, StringRef output, const LinkOptions &linkOptions,
-    llvm::function_ref<LogicalResult(StringRef object)> compileObject) {
+    llvm::function_ref<LogicalResult(StringRef object)> compileObject,
+    bool sharedLibrary) {
   SmallString<128> object;
   if (std::error_code ec =
           llvm::sys::fs::createTemporaryFile("tra-model", "o", object))
@@ -756,8 +756,10 @@ LogicalResult mlir::tra::linkCompiledObject(
   llvm::FileRemover removeObject(object);
   if (failed(compileObject(object)))
     return failure();
-  if (llvm::Error error =
-          linkExecutable({std::string(object.str())}, output, linkOptions))
+  std::vector<std::string> objects = {std::string(object.str())};
+  if (llvm::Error error = sharedLibrary
+                              ? linkSharedLibrary(objects, output, linkOptions)
+                              : linkExecutable(objects, output, linkOptions))
     return module.emitError(llvm::toString(std::move(error)));
   return success();
 }

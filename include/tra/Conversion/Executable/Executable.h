@@ -190,13 +190,13 @@ llvm::Error linkExecutable(ArrayRef<std::string> objects, StringRef output,
                            const LinkOptions &options);
 
 /// Compiles `module` to a temporary object file with `compileObject` and
-/// links it with `linkOptions` into the executable `output`; the shared last
-/// step of every executable flavour. Errors are emitted as diagnostics.
-LogicalResult
-linkCompiledObject(ModuleOp module, StringRef output,
-                   const LinkOptions &linkOptions,
-                   llvm::function_ref<LogicalResult(StringRef object)>
-                       compileObject);
+/// links it with `linkOptions` into the executable (or, with
+/// `sharedLibrary`, the shared library) `output`; the shared last step of
+/// every executable and library flavour. Errors are emitted as diagnostics.
+LogicalResult linkCompiledObject(
+    ModuleOp module, StringRef output, const LinkOptions &linkOptions,
+    llvm::function_ref<LogicalResult(StringRef object)> compileObject,
+    bool sharedLibrary = false);
 
 /// Writes a C header for embedding the object: the runtime ABI's program
 /// descriptor and the entry's buffers in `run` order.
@@ -228,11 +228,9 @@ lowerDistributedToLLVMDialect(ModuleOp module, const CodegenOptions &options);
 
 /// translateToLLVMIR for a distributed program: the descriptor lists one
 /// program per rank (runtime ABI `TraExecRankProgram`).
-std::unique_ptr<llvm::Module>
-translateDistributedToLLVMIR(ModuleOp module,
-                             const DistributedSignature &signature,
-                             llvm::LLVMContext &context,
-                             int64_t numThreads = 0);
+std::unique_ptr<llvm::Module> translateDistributedToLLVMIR(
+    ModuleOp module, const DistributedSignature &signature,
+    llvm::LLVMContext &context, int64_t numThreads = 0);
 
 /// Link options of distributed executables: the MPI driver and runtime
 /// (runtime/mpi) and the MPI library. `runtimeLibraries` is empty if this
@@ -243,8 +241,7 @@ LinkOptions getDistributedLinkOptions();
 /// with `mpirun -np N`).
 LogicalResult compileDistributedToObject(ModuleOp module, StringRef output,
                                          const CodegenOptions &options);
-LogicalResult compileDistributedToExecutable(ModuleOp module,
-                                             StringRef output,
+LogicalResult compileDistributedToExecutable(ModuleOp module, StringRef output,
                                              const CodegenOptions &options);
 
 //===----------------------------------------------------------------------===//
@@ -257,6 +254,9 @@ LogicalResult compileDistributedToExecutable(ModuleOp module,
 
 /// The program descriptor of runtime/exec/include/tra/Exec/ABI.h.
 struct TraExecProgram;
+namespace tra::exec {
+class ProgramLibrary;
+} // namespace tra::exec
 
 namespace mlir {
 namespace tra {
@@ -278,9 +278,38 @@ LogicalResult compileToSharedLibrary(
     EntrySignature *signature = nullptr,
     const LinkOptions &linkOptions = getDefaultSharedLibraryLinkOptions());
 
-/// A shared library compiled by tra, loaded into this process (dlopen with
-/// RTLD_LOCAL, so several libraries, each with its own `tra_exec_program`,
-/// can be loaded at once). Closed on destruction.
+/// Compiles a planned `module` (see compileDistributedToObject) into the
+/// shared library `output`: the descriptor lists every rank's program
+/// (`TraExecRankProgram`). Its MPI calls are left to the MPI runtime of the
+/// process that loads it (tra-llama-worker, linked with runtime/mpi and
+/// exporting its symbols), so that the loader and the library share one MPI
+/// state. `module` is lowered in place.
+LogicalResult compileDistributedToSharedLibrary(ModuleOp module,
+                                                StringRef output,
+                                                const CodegenOptions &options);
+
+/// A shared library found in the library cache or compiled.
+struct CachedLibrary {
+  std::string path;
+  bool fromCache = false;
+  double compileSeconds = 0;
+};
+
+/// Finds the library of the planned `module` in `cacheDirectory`, as
+/// `<entry>-dist-<key>.so` with the key of computeLibraryCacheKey (the
+/// planned module's text includes its plan), or compiles it there (written
+/// atomically, with its manifest, like loadOrCompileProgram's entries). With
+/// an empty or unusable cache directory (noted on `notes`) the library is
+/// compiled into `scratchDirectory` instead. The library is not loaded here:
+/// the MPI processes load it. `module` is lowered in place if it is compiled.
+llvm::Expected<CachedLibrary> findOrCompileDistributedLibrary(
+    ModuleOp module, const CodegenOptions &options, StringRef cacheDirectory,
+    StringRef keyExtra, StringRef scratchDirectory, llvm::raw_ostream &notes);
+
+/// A one-device program compiled by tra into a shared library, loaded into
+/// this process (runtime/exec's ProgramLibrary: dlopen with RTLD_LOCAL, so
+/// several libraries, each with its own `tra_exec_program`, can be loaded at
+/// once). Closed on destruction.
 class LoadedProgram {
 public:
   /// Loads `path` and checks its descriptor (ABI version, tables). Errors
@@ -302,9 +331,8 @@ public:
 
 private:
   LoadedProgram() = default;
-  void *handle = nullptr;
+  std::unique_ptr<::tra::exec::ProgramLibrary> library;
   const TraExecProgram *descriptor = nullptr;
-  void (*setThreads)(int64_t) = nullptr;
   std::string path;
 };
 

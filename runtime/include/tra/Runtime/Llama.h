@@ -55,6 +55,12 @@ int64_t metaHiddenDim(int64_t dim, int64_t multipleOf,
 std::vector<std::pair<std::string, std::vector<int64_t>>>
 llamaWeightShapes(const LlamaParams &params);
 
+/// The rotary tables of Meta's precompute_freqs_cis: cos and sin of
+/// pos * theta^(-2i/HD) for pos < maxSeqLen, i < HD/2, row-major (the
+/// `freqs_cos` and `freqs_sin` arguments of the model's @forward).
+void computeRopeTables(const LlamaParams &params, std::vector<float> &cosTable,
+                       std::vector<float> &sinTable);
+
 /// A checkpoint loaded in memory: parameters and named weights (views into
 /// the memory-mapped file where the format allows).
 struct LlamaCheckpoint {

@@ -199,6 +199,13 @@ void copyTile(DType dtype, const std::vector<int64_t> &shape,
               const uint8_t *data, const std::vector<int64_t> &offsets,
               const std::vector<int64_t> &sizes, uint8_t *out);
 
+/// The inverse of copyTile: copies the row-major tile of `sizes` at `tile`
+/// into the row-major tensor of `dtype` and `shape` at `data`, at `offsets`.
+/// The tile must be valid (see `checkTile`).
+void insertTile(DType dtype, const std::vector<int64_t> &shape, uint8_t *data,
+                const std::vector<int64_t> &offsets,
+                const std::vector<int64_t> &sizes, const uint8_t *tile);
+
 /// Returns the tile of `tensor` of extent `sizes` starting at `offsets`, or an
 /// error if it does not lie inside the tensor.
 Result<HostTensor> extractTile(const HostTensor &tensor,

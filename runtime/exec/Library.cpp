@@ -1,0 +1,106 @@
+//===- Library.cpp - Loading programs compiled into shared libraries ------===//
+
+#include "tra/Exec/Library.h"
+
+#include <algorithm>
+#include <dlfcn.h>
+
+using namespace tra;
+using namespace tra::exec;
+
+/// Returns "" if the `count` tensors at `infos` are well formed.
+static std::string checkTensors(const TraExecTensorInfo *infos, int64_t count) {
+  if (count < 0 || (count && !infos))
+    return "malformed tensor table";
+  for (int64_t i = 0; i < count; ++i) {
+    if (!infos[i].name || infos[i].rank < 0 ||
+        (infos[i].rank && !infos[i].shape))
+      return "malformed tensor table";
+    if (infos[i].dtype < TRA_EXEC_F32 || infos[i].dtype > TRA_EXEC_BOOL)
+      return "tensor '" + std::string(infos[i].name) +
+             "' has an unknown element type " + std::to_string(infos[i].dtype);
+  }
+  return "";
+}
+
+/// Returns "" if the `count` tiles at `tiles` lie inside `infos`' tensors.
+static std::string checkTiles(const TraExecTile *tiles, int64_t count,
+                              const TraExecTensorInfo *infos,
+                              int64_t numTensors) {
+  if (count < 0 || (count && !tiles))
+    return "malformed tile table";
+  for (int64_t i = 0; i < count; ++i) {
+    const TraExecTile &tile = tiles[i];
+    if (tile.tensor < 0 || tile.tensor >= numTensors)
+      return "a tile of an unknown tensor";
+    const TraExecTensorInfo &info = infos[tile.tensor];
+    if (info.rank && (!tile.offsets || !tile.shape))
+      return "malformed tile table";
+    for (int64_t d = 0; d < info.rank; ++d)
+      if (tile.offsets[d] < 0 || tile.shape[d] < 0 ||
+          tile.offsets[d] + tile.shape[d] > info.shape[d])
+        return "a tile outside tensor '" + std::string(info.name) + "'";
+  }
+  return "";
+}
+
+std::string tra::exec::checkDescriptor(const TraExecProgram &p) {
+  if (p.abiVersion != TRA_EXEC_ABI_VERSION)
+    return "descriptor ABI version " + std::to_string(p.abiVersion) +
+           ", this runtime expects " + std::to_string(TRA_EXEC_ABI_VERSION);
+  if (!p.entryName)
+    return "malformed program descriptor";
+  for (std::string problem : {checkTensors(p.inputs, p.numInputs),
+                              checkTensors(p.outputs, p.numOutputs)})
+    if (!problem.empty())
+      return problem;
+  if (p.numRanks < 0 || (p.numRanks == 0 && !p.run) ||
+      (p.numRanks > 0 && !p.ranks))
+    return "malformed program descriptor";
+  for (int64_t r = 0; r < p.numRanks; ++r) {
+    const TraExecRankProgram &rank = p.ranks[r];
+    if (!rank.run)
+      return "rank " + std::to_string(r) + " has no program";
+    for (std::string problem :
+         {checkTiles(rank.inputs, rank.numInputs, p.inputs, p.numInputs),
+          checkTiles(rank.outputs, rank.numOutputs, p.outputs, p.numOutputs)})
+      if (!problem.empty())
+        return "rank " + std::to_string(r) + ": " + problem;
+  }
+  return "";
+}
+
+rt::Result<std::unique_ptr<ProgramLibrary>>
+ProgramLibrary::open(const std::string &path) {
+  std::unique_ptr<ProgramLibrary> loaded(new ProgramLibrary());
+  loaded->file = path;
+  loaded->handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!loaded->handle) {
+    const char *message = dlerror();
+    return rt::fileError(path, std::string("cannot load: ") +
+                                   (message ? message : "unknown error"));
+  }
+  loaded->descriptor = static_cast<const TraExecProgram *>(
+      dlsym(loaded->handle, "tra_exec_program"));
+  if (!loaded->descriptor)
+    return rt::fileError(path,
+                         "no tra_exec_program (not a library compiled by tra)");
+  loaded->setThreads = reinterpret_cast<void (*)(int64_t)>(
+      dlsym(loaded->handle, "tra_exec_set_num_threads"));
+  if (!loaded->setThreads)
+    return rt::fileError(
+        path, "no tra_exec_set_num_threads (not linked with TRAExec)");
+  if (std::string problem = checkDescriptor(*loaded->descriptor);
+      !problem.empty())
+    return rt::fileError(path, problem);
+  return loaded;
+}
+
+ProgramLibrary::~ProgramLibrary() {
+  if (handle)
+    dlclose(handle);
+}
+
+void ProgramLibrary::setNumThreads(int64_t threads) const {
+  setThreads(std::max<int64_t>(1, threads));
+}

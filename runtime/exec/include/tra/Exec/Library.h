@@ -1,0 +1,60 @@
+//===- Library.h - Loading programs compiled into shared libraries -*- C++ -*-//
+//
+// A shared library compiled by tra defines the program descriptor
+// `tra_exec_program` (ABI.h) and the runtime functions its code calls.
+// ProgramLibrary loads one into the calling process and checks its
+// descriptor; tra-llama (through mlir::tra::LoadedProgram) runs one-device
+// programs this way, and tra-llama-worker the rank programs of a
+// distributed one (whose MPI calls resolve to the worker's MPI runtime).
+// No MLIR or LLVM dependency.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TRA_EXEC_LIBRARY_H
+#define TRA_EXEC_LIBRARY_H
+
+#include "tra/Exec/ABI.h"
+#include "tra/Runtime/Error.h"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace tra::exec {
+
+/// Returns "" if `program` is a descriptor this runtime understands (its ABI
+/// version, its tensor tables, and for a distributed program every rank's
+/// tile table), else what is wrong with it.
+std::string checkDescriptor(const TraExecProgram &program);
+
+/// A shared library compiled by tra, loaded with dlopen (RTLD_NOW: an
+/// unresolved symbol is an error at load time; RTLD_LOCAL: several
+/// libraries, each with its own `tra_exec_program`, can be loaded at once).
+/// Closed on destruction.
+class ProgramLibrary {
+public:
+  /// Loads `path` and checks its descriptor; errors name the file.
+  static rt::Result<std::unique_ptr<ProgramLibrary>>
+  open(const std::string &path);
+  ~ProgramLibrary();
+  ProgramLibrary(const ProgramLibrary &) = delete;
+  ProgramLibrary &operator=(const ProgramLibrary &) = delete;
+
+  /// The descriptor the library defines.
+  const TraExecProgram &program() const { return *descriptor; }
+  const std::string &path() const { return file; }
+  /// Sets the thread count of the library's BLAS calls and OpenMP loops (at
+  /// least 1).
+  void setNumThreads(int64_t threads) const;
+
+private:
+  ProgramLibrary() = default;
+  void *handle = nullptr;
+  const TraExecProgram *descriptor = nullptr;
+  void (*setThreads)(int64_t) = nullptr;
+  std::string file;
+};
+
+} // namespace tra::exec
+
+#endif // TRA_EXEC_LIBRARY_H

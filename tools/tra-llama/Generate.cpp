@@ -1,0 +1,147 @@
+//===- Generate.cpp - tra-llama's generation loop -------------------------===//
+
+#include "Generate.h"
+
+#include "tra/Runtime/File.h"
+#include "tra/Runtime/Json.h"
+#include "tra/Runtime/Npy.h"
+#include "tra/Runtime/Sampler.h"
+
+#include <chrono>
+#include <cstdio>
+
+using namespace tra;
+using namespace tra::llama;
+
+namespace {
+using Clock = std::chrono::steady_clock;
+
+double since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+double rate(int64_t n, double seconds) {
+  return seconds > 0 ? double(n) / seconds : 0.0;
+}
+
+/// Writes the timings of --bench-json.
+rt::Status writeBenchJson(const GenerationConfig &config, int64_t promptLen,
+                          double prefillSeconds, int64_t decoded,
+                          double decodeSeconds) {
+  rt::JsonValue o = rt::JsonValue::object(
+      {{"engine", config.engine},
+       {"prefill_tokens", promptLen},
+       {"prefill_seconds", prefillSeconds},
+       {"prefill_tokens_per_s", rate(promptLen, prefillSeconds)},
+       {"prefill_one_step", config.oneStepPrefill},
+       {"decode_tokens", decoded},
+       {"decode_seconds", decodeSeconds},
+       {"decode_tokens_per_s", rate(decoded, decodeSeconds)},
+       {"compile_seconds", config.compileSeconds},
+       {"compiled_now", config.compiledNow}});
+  std::string text = o.serialize(2) + "\n";
+  rt::Result<rt::AtomicFileWriter> out =
+      rt::AtomicFileWriter::create(config.benchJson);
+  if (!out)
+    return out.error();
+  if (rt::Status status = out->write(text.data(), text.size()); !status)
+    return status;
+  return out->commit();
+}
+} // namespace
+
+std::string tra::llama::generate(const GenerationConfig &config,
+                                 const StepFunction &step,
+                                 const ShareFunction &share, bool leader) {
+  if (std::string problem =
+          rt::Sampler::validate(config.temperature, config.topP, config.seed);
+      !problem.empty())
+    return problem;
+  rt::Sampler sampler(float(config.temperature), float(config.topP),
+                      config.seed);
+  const int64_t promptLen = int64_t(config.prompt.size());
+  const int64_t vocab = config.vocabSize;
+  std::vector<int64_t> tokens = config.prompt;
+  std::vector<double> allLogits, logits;
+
+  // Records the logits (leader) and appends the next token: the leader's
+  // choice from the last row, shared with the other processes.
+  auto consume = [&]() {
+    int64_t next = 0;
+    if (leader) {
+      allLogits.insert(allLogits.end(), logits.begin(), logits.end());
+      next = sampler.next(logits.data() + logits.size() - vocab, vocab);
+    }
+    if (share)
+      share(next);
+    tokens.push_back(next);
+  };
+
+  // Prefill: the prompt, as one step or token by token.
+  auto start = Clock::now();
+  if (config.oneStepPrefill) {
+    if (std::string e = step(tokens, 0, promptLen, logits); !e.empty())
+      return e;
+  } else {
+    for (int64_t pos = 0; pos < promptLen; ++pos) {
+      if (std::string e = step(tokens, pos, 1, logits); !e.empty())
+        return e;
+      if (leader && pos + 1 < promptLen)
+        allLogits.insert(allLogits.end(), logits.begin(), logits.end());
+    }
+  }
+  consume();
+  double prefillSeconds = since(start);
+  // Decoding: one token per step.
+  start = Clock::now();
+  for (int64_t pos = promptLen; pos < config.steps; ++pos) {
+    if (std::string e = step(tokens, pos, 1, logits); !e.empty())
+      return e;
+    consume();
+  }
+  double decodeSeconds = since(start);
+  int64_t decoded = config.steps - promptLen;
+  if (!leader)
+    return "";
+
+  if (config.tokenizer) {
+    std::string text;
+    for (size_t i = 0; i < tokens.size(); ++i)
+      text += config.tokenizer->decode(i ? tokens[i - 1] : -1, tokens[i]);
+    std::printf("%s\n", text.c_str());
+  }
+  if (config.printIds) {
+    for (size_t i = config.prompt.size(); i < tokens.size(); ++i)
+      std::printf(i > config.prompt.size() ? " %lld" : "%lld",
+                  static_cast<long long>(tokens[i]));
+    std::printf("\n");
+  }
+  std::fflush(stdout);
+  std::fprintf(stderr,
+               "tra-llama: prefill: %lld tokens in %.3f s (%.1f tokens/s, "
+               "%s, %s)\n",
+               static_cast<long long>(promptLen), prefillSeconds,
+               rate(promptLen, prefillSeconds),
+               config.oneStepPrefill ? "one step" : "one token per step",
+               config.how.c_str());
+  std::fprintf(stderr,
+               "tra-llama: decode: %lld tokens in %.3f s (%.1f tokens/s, "
+               "%s)\n",
+               static_cast<long long>(decoded), decodeSeconds,
+               rate(decoded, decodeSeconds), config.how.c_str());
+  std::fflush(stderr);
+  if (!config.logitsOut.empty()) {
+    rt::Status status =
+        rt::writeNpy(config.logitsOut,
+                     rt::HostTensor::fromDoubles(
+                         rt::DType::F32, {config.steps, vocab}, allLogits));
+    if (!status)
+      return status.message();
+  }
+  if (!config.benchJson.empty())
+    if (rt::Status status = writeBenchJson(config, promptLen, prefillSeconds,
+                                           decoded, decodeSeconds);
+        !status)
+      return status.message();
+  return "";
+}
