@@ -236,6 +236,47 @@ def FuseElementwisePass : Pass<"tra-fuse-elementwise"> {
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
 
+def EarlyDeallocPass : Pass<"tra-early-dealloc"> {
+  let summary = "Free each buffer right after its last use instead of at the end of its block";
+  let description = [{
+    The ownership-based buffer deallocation pipeline frees a buffer at the
+    end of the block that allocates it. In a straight-line model function
+    every intermediate then stays allocated until the function returns:
+    the peak memory is the sum of all intermediates, and no buffer can be
+    reused within one call (the runtime keeps freed blocks for reuse,
+    runtime/exec/Alloc.cpp).
+
+    This pass moves a `memref.dealloc %a` of a `memref.alloc` in the same
+    block to right after the last operation of that block that uses `%a`
+    or any buffer aliasing it (views, casts, subviews: every value
+    `BufferViewFlowAnalysis` reports as dependent). Buffers with an alias
+    that leaves the block (returned, yielded, stored, passed to a call, or
+    used by an op with unknown memory effects on it) are left where the
+    deallocation pipeline put them. Run it after the deallocation pipeline
+    and before anything turns buffers into raw pointers (`tra-linalg-to-blas`
+    passes pointers to its runtime calls).
+
+    ```mlir
+    %a = memref.alloc() : memref<4xf32>
+    linalg.fill ins(%c : f32) outs(%a : memref<4xf32>)
+    linalg.copy ins(%a : memref<4xf32>) outs(%out : memref<4xf32>)
+    ... unrelated work ...
+    memref.dealloc %a : memref<4xf32>
+    ```
+
+    becomes
+
+    ```mlir
+    %a = memref.alloc() : memref<4xf32>
+    linalg.fill ins(%c : f32) outs(%a : memref<4xf32>)
+    linalg.copy ins(%a : memref<4xf32>) outs(%out : memref<4xf32>)
+    memref.dealloc %a : memref<4xf32>
+    ... unrelated work ...
+    ```
+  }];
+  let dependentDialects = ["::mlir::memref::MemRefDialect"];
+}
+
 def PrivatizeFillInitsPass : Pass<"tra-privatize-fill-inits"> {
   let summary = "Give every linalg op its own copy of a shared linalg.fill init";
   let description = [{

@@ -96,6 +96,8 @@ void mlir::tra::buildBufferizationStage(
       bufferization::createBufferResultsToOutParamsPass(outParamsOptions));
   pm.addPass(createCanonicalizerPass());
   bufferization::buildBufferDeallocationPipeline(pm);
+  // Before BLAS calls take raw pointers: free buffers after their last use.
+  pm.addPass(createEarlyDeallocPass());
   // After deallocation: the BLAS call reads buffers through raw pointers.
   if (options.blas) {
     ConvertLinalgToBLASPassOptions blasOptions;
