@@ -66,10 +66,14 @@ std::string tra::llama::generate(const GenerationConfig &config,
 
   // Records the logits (leader) and appends the next token: the leader's
   // choice from the last row, shared with the other processes.
+  // Every row is kept only for --logits-out (a 128-token prefill of a
+  // 32000-word model has 32 MiB of them).
+  const bool keepLogits = leader && !config.logitsOut.empty();
   auto consume = [&]() {
     int64_t next = 0;
     if (leader) {
-      allLogits.insert(allLogits.end(), logits.begin(), logits.end());
+      if (keepLogits)
+        allLogits.insert(allLogits.end(), logits.begin(), logits.end());
       next = sampler.next(logits.data() + logits.size() - vocab, vocab);
     }
     if (share)
@@ -86,7 +90,7 @@ std::string tra::llama::generate(const GenerationConfig &config,
     for (int64_t pos = 0; pos < promptLen; ++pos) {
       if (std::string e = step(tokens, pos, 1, logits); !e.empty())
         return e;
-      if (leader && pos + 1 < promptLen)
+      if (keepLogits && pos + 1 < promptLen)
         allLogits.insert(allLogits.end(), logits.begin(), logits.end());
     }
   }

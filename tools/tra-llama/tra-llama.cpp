@@ -224,6 +224,9 @@ public:
     rt::computeRopeTables(p, cosTable, sinTable);
     for (auto &[name, t] : ckpt.weights) {
       if (t.dtype() == rt::DType::F32) {
+        // Used in place from the mapped checkpoint: bring it into memory
+        // now, as loading copies would, not page by page in the first step.
+        rt::prefaultPages(t.data(), size_t(t.numElements()) * sizeof(float));
         weights[name] = {&t, t.data()};
         continue;
       }
@@ -386,12 +389,16 @@ public:
       program.buffers[slot] = caches[!parity][index].data();
     program.library->run(program.buffers.data());
     parity = !parity;
-    logits.assign(program.logits.begin(), program.logits.end());
+    // Sampling reads the last row; the others only for --logits-out.
+    size_t first = allRows ? 0 : size_t(program.seq - 1) * size_t(p.vocabSize);
+    logits.assign(program.logits.begin() + first, program.logits.end());
     return "";
   }
 
   double compileSeconds = 0;
   bool anyCompiled = false;
+  /// step() returns every row of logits (else the last one only).
+  bool allRows = true;
 
 private:
   struct Program {
@@ -617,6 +624,7 @@ static int run(MLIRContext &ctx, const rt::LlamaCheckpoint &ckpt,
         numThreads > 0 ? int64_t(numThreads) : int64_t(hw.getDevice(0).cores);
     std::string cacheDir = libraryCacheDirectory();
     compiled = std::make_unique<CompiledModel>();
+    compiled->allRows = !logitsOut.empty();
     if (std::string e = compiled->init(ckpt, threads); !e.empty())
       return fail(e);
     for (int64_t seq : stepLengths)

@@ -58,6 +58,13 @@ private:
   size_t length;
 };
 
+/// Maps the pages of [data, data + bytes) into this process now (reading
+/// them from the file if they are not in the page cache), so that the first
+/// computation on them does not take one page fault per 4 KiB: what loading
+/// a checkpoint into memory costs, paid when it is loaded. Works on mapped
+/// files and on any other readable memory; only a hint, never fails.
+void prefaultPages(const void *data, size_t bytes);
+
 /// Reads a whole file into a string, failing with a message naming `path`.
 Result<std::string> readFile(const std::string &path);
 
