@@ -742,32 +742,28 @@ int writeRankOutputs(const TraExecProgram &program,
     return 1;
   }
   std::vector<std::string> renamed;
-  for (const auto &[_, path] : files.tiles) {
-    std::error_code ec;
-    std::filesystem::rename(partialFile(path), path, ec);
-    if (ec) {
-      failWith(path + ": " + ec.message());
-      ok = false;
-      break;
+  // Renames the partial files of `paths` into place, recording each in
+  // `renamed`; stops at the first failure.
+  auto publish = [&](const auto &paths) {
+    for (const auto &[_, path] : paths) {
+      std::error_code ec;
+      std::filesystem::rename(partialFile(path), path, ec);
+      if (ec) {
+        failWith(path + ": " + ec.message());
+        ok = false;
+        return;
+      }
+      renamed.push_back(path);
     }
-    renamed.push_back(path);
-  }
+  };
+  publish(files.tiles);
   // 3. Every tile is in place: publish the manifests.
   if (!allRanksAgree(comm, ok)) {
     removeFiles(partials);
     removeFiles(renamed);
     return 1;
   }
-  for (const auto &[_, path] : files.manifests) {
-    std::error_code ec;
-    std::filesystem::rename(partialFile(path), path, ec);
-    if (ec) {
-      failWith(path + ": " + ec.message());
-      ok = false;
-      break;
-    }
-    renamed.push_back(path);
-  }
+  publish(files.manifests);
   if (!allRanksAgree(comm, ok)) {
     removeFiles(partials);
     removeFiles(renamed);

@@ -155,6 +155,17 @@ FailureOr<func::CallOp> callRuntime(OpBuilder &b, Operation *op, StringRef name,
   return func::CallOp::create(b, op->getLoc(), *callee, args);
 }
 
+/// The arguments of the runtime's point-to-point calls
+/// (tra_mpi_send/recv/isend/irecv): the tile's first element, its bytes, the
+/// peer and the tag.
+SmallVector<Value> pointToPointArgs(OpBuilder &b, Location loc, Value buffer,
+                                    ShapedType type, int64_t peer,
+                                    int64_t tag) {
+  int64_t bytes = type.getNumElements() * elementBytes(type.getElementType());
+  return {elementPointer(b, loc, buffer), i64Constant(b, loc, bytes),
+          i32Constant(b, loc, peer), i32Constant(b, loc, tag)};
+}
+
 /// The runtime's handle for a request, and back.
 Value handleOf(OpBuilder &b, Location loc, Value request) {
   return UnrealizedConversionCastOp::create(b, loc, b.getI64Type(), request)
@@ -290,13 +301,10 @@ struct SendOpModel : public CommOpModel<SendOpModel, SendOp> {
                           i32Constant(rewriter, loc, send.getTag()),
                           i32Constant(rewriter, loc, send.getPeer()), comm);
     } else {
-      int64_t bytes =
-          send.getInput().getType().getNumElements() * elementBytes(element);
       if (failed(callRuntime(rewriter, op, "tra_mpi_send",
-                             {elementPointer(rewriter, loc, data),
-                              i64Constant(rewriter, loc, bytes),
-                              i32Constant(rewriter, loc, send.getPeer()),
-                              i32Constant(rewriter, loc, send.getTag())})))
+                             pointToPointArgs(rewriter, loc, data,
+                                              send.getInput().getType(),
+                                              send.getPeer(), send.getTag()))))
         return failure();
     }
     rewriter.eraseOp(op);
@@ -321,12 +329,9 @@ struct RecvOpModel : public CommOpModel<RecvOpModel, RecvOp> {
                           i32Constant(rewriter, loc, recv.getTag()),
                           i32Constant(rewriter, loc, recv.getPeer()), comm);
     } else {
-      int64_t bytes = type.getNumElements() * elementBytes(element);
       if (failed(callRuntime(rewriter, op, "tra_mpi_recv",
-                             {elementPointer(rewriter, loc, data),
-                              i64Constant(rewriter, loc, bytes),
-                              i32Constant(rewriter, loc, recv.getPeer()),
-                              i32Constant(rewriter, loc, recv.getTag())})))
+                             pointToPointArgs(rewriter, loc, data, type,
+                                              recv.getPeer(), recv.getTag()))))
         return failure();
     }
     replaceOpWithBufferizedValues(rewriter, op, data);
@@ -484,13 +489,10 @@ struct ISendOpModel : public CommOpModel<ISendOpModel, ISendOp> {
     if (failed(buffer))
       return failure();
     Value data = contiguous(rewriter, loc, *buffer);
-    auto type = send.getInput().getType();
-    int64_t bytes = type.getNumElements() * elementBytes(type.getElementType());
     FailureOr<func::CallOp> call = callRuntime(
         rewriter, op, "tra_mpi_isend",
-        {elementPointer(rewriter, loc, data), i64Constant(rewriter, loc, bytes),
-         i32Constant(rewriter, loc, send.getPeer()),
-         i32Constant(rewriter, loc, send.getTag())},
+        pointToPointArgs(rewriter, loc, data, send.getInput().getType(),
+                         send.getPeer(), send.getTag()),
         rewriter.getI64Type());
     if (failed(call))
       return failure();
@@ -508,13 +510,11 @@ struct IRecvOpModel : public CommOpModel<IRecvOpModel, IRecvOp> {
     Location loc = op->getLoc();
     auto type = recv.getResult().getType();
     Value data = allocate(rewriter, loc, type);
-    int64_t bytes = type.getNumElements() * elementBytes(type.getElementType());
-    FailureOr<func::CallOp> call = callRuntime(
-        rewriter, op, "tra_mpi_irecv",
-        {elementPointer(rewriter, loc, data), i64Constant(rewriter, loc, bytes),
-         i32Constant(rewriter, loc, recv.getPeer()),
-         i32Constant(rewriter, loc, recv.getTag())},
-        rewriter.getI64Type());
+    FailureOr<func::CallOp> call =
+        callRuntime(rewriter, op, "tra_mpi_irecv",
+                    pointToPointArgs(rewriter, loc, data, type, recv.getPeer(),
+                                     recv.getTag()),
+                    rewriter.getI64Type());
     if (failed(call))
       return failure();
     replaceOpWithBufferizedValues(
