@@ -102,8 +102,11 @@ def ConvertLinalgToBLASPass
     transposed matrices by a call to the runtime function `tra_exec_sgemm`
     (declared in `runtime/exec/include/tra/Exec/ABI.h`), which calls
     `cblas_sgemm`. Groups of consecutive dimensions are flattened into one
-    matrix dimension where the strides allow it; a column-major output is
-    handled by computing the transposed product. A `linalg.fill` of zero that
+    matrix dimension where the strides allow it; batch, m and n dimensions
+    that do not flatten (attention's query heads that share one key/value
+    head) become `scf.for` loops around the call, the set with the fewest
+    calls chosen, as long as each call does at least 4096 multiply-adds. A
+    column-major output is handled by computing the transposed product. A `linalg.fill` of zero that
     initializes the output right before the contraction is folded into
     `beta = 0`. Contractions whose layout BLAS cannot express, or that are
     smaller than `min-flops`, are left alone.
@@ -134,6 +137,7 @@ def ConvertLinalgToBLASPass
     "::mlir::func::FuncDialect",
     "::mlir::LLVM::LLVMDialect",
     "::mlir::memref::MemRefDialect",
+    "::mlir::scf::SCFDialect",
   ];
   let options = [
     Option<"minFlops", "min-flops", "int64_t", /*default=*/"0",
@@ -277,6 +281,57 @@ def EarlyDeallocPass : Pass<"tra-early-dealloc"> {
   let dependentDialects = ["::mlir::memref::MemRefDialect"];
 }
 
+def PromoteAccumulatorsPass : Pass<"tra-promote-accumulators"> {
+  let summary = "Keep the output element of a reduction loop in a register";
+  let description = [{
+    `convert-linalg-to-loops` lowers a reduction to a loop that loads the
+    output element, combines it with the next input and stores it back on
+    every iteration. LLVM cannot move that load and store out of the loop
+    when it cannot prove that the output does not alias an input (pointers
+    into OpenMP outlined functions arrive through a struct), and the store
+    in the loop also stops its loop vectorizer.
+
+    In every innermost `scf.for` whose body has no regions and no memory
+    effects besides `memref.load`/`memref.store`, this pass finds each
+    `memref.store` at loop-invariant indices into a loop-invariant buffer
+    that the loop otherwise accesses only by loads of the same element
+    before the store (no other access to the same underlying buffer,
+    through views or not). That element is loaded once before the loop,
+    carried as an `iter_args` value and stored once after the loop.
+
+    When the accumulator's only use is an `arith.addf` or `arith.mulf`
+    whose result the loop yields, that combiner gets the `reassoc` fast-math
+    flag, so that LLVM may vectorize the reduction (sums of partial sums, in
+    another order than the serial loop, as every vectorized BLAS or PyTorch
+    reduction computes them). `arith.maximumf`/`arith.minimumf` reductions
+    vectorize without a flag.
+
+    ```mlir
+    scf.for %t = %c0 to %c256 step %c1 {
+      %x = memref.load %in[%s, %t] : memref<128x256xf32>
+      %acc = memref.load %out[%s] : memref<128xf32>
+      %sum = arith.addf %acc, %x : f32
+      memref.store %sum, %out[%s] : memref<128xf32>
+    }
+    ```
+
+    becomes
+
+    ```mlir
+    %init = memref.load %out[%s] : memref<128xf32>
+    %r = scf.for %t = %c0 to %c256 step %c1 iter_args(%acc = %init) -> (f32) {
+      %x = memref.load %in[%s, %t] : memref<128x256xf32>
+      %sum = arith.addf %acc, %x fastmath<reassoc> : f32
+      scf.yield %sum : f32
+    }
+    memref.store %r, %out[%s] : memref<128xf32>
+    ```
+  }];
+  let dependentDialects = ["::mlir::memref::MemRefDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
 def PrivatizeFillInitsPass : Pass<"tra-privatize-fill-inits"> {
   let summary = "Give every linalg op its own copy of a shared linalg.fill init";
   let description = [{
@@ -394,6 +449,31 @@ def ParallelizeLoopsPass : Pass<"tra-parallelize-loops"> {
 //===----------------------------------------------------------------------===//
 // Math functions
 //===----------------------------------------------------------------------===//
+
+def ExpandArithPass : Pass<"tra-expand-arith"> {
+  let summary = "Expand the arith ops that the LLVM conversion cannot lower, and only those";
+  let description = [{
+    Rewrites `arith.ceildivsi`, `arith.ceildivui`, `arith.floordivsi` into
+    integer arithmetic, and bf16 `arith.extf`/`arith.truncf` (and bf16
+    arithmetic, through f32) into integer bit manipulation, so that
+    `convert-arith-to-llvm` can lower every arith op the pipeline produces.
+
+    Unlike upstream `arith-expand`, it keeps `arith.maximumf`,
+    `arith.minimumf`, `arith.maxnumf` and `arith.minnumf`: they become
+    `llvm.maximum` etc., which LLVM's loop vectorizer recognizes as
+    reductions. Expanded into compares and selects, a max reduction (a
+    softmax's row maximum) stays a scalar loop.
+
+    ```mlir
+    %q = arith.ceildivsi %a, %b : i64
+    %m = arith.maximumf %x, %y : f32
+    ```
+
+    becomes integer code for the division (compares, a division and a
+    select) and leaves the `arith.maximumf` as it is.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
+}
 
 def ApproximateMathPass : Pass<"tra-approximate-math"> {
   let summary = "Rewrite f32 math functions into vectorizable arithmetic";

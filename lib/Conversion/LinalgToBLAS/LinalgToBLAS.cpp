@@ -10,6 +10,13 @@
 // are consecutive in every operand, in the same order, and their strides
 // nest (stride[i] == stride[i+1] * size[i+1]).
 //
+// Batch, m and n dimensions that do not flatten (attention's query heads of
+// one key/value group: the key/value operand is shared across them, and they
+// sit between other dimensions in the output) are peeled into `scf.for`
+// loops around the call, each iteration offsetting the three pointers. Of
+// the sets of dimensions that can be peeled, the one with the fewest calls
+// is chosen; every call must still do at least kMinCallFlops multiply-adds.
+//
 //===----------------------------------------------------------------------===//
 
 #include "tra/Conversion/Passes.h"
@@ -19,6 +26,7 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/SymbolTable.h"
 
@@ -57,13 +65,36 @@ struct DimGroup {
   int64_t stride = 0;
 };
 
+/// A loop dimension run as a loop around the sgemm call: its extent and the
+/// stride of each operand (A, B, C; 0 where the operand does not use it).
+struct PeeledLoop {
+  int64_t extent = 1;
+  int64_t stride[3] = {0, 0, 0};
+};
+
 /// The operands' batch strides and matrix views of one contraction, ready
-/// for sgemm: C (M x N) = A (M x K) * B (K x N) for each of `batch` matrices.
+/// for sgemm: C (M x N) = A (M x K) * B (K x N) for each of `batch` matrices,
+/// for every iteration of the `loops` around the call.
 struct GemmShape {
   int64_t batch = 1;
   int64_t batchStride[3] = {0, 0, 0};
   MatrixView a, b, c;
+  SmallVector<PeeledLoop> loops;
+
+  /// The multiply-adds of one call.
+  int64_t callFlops() const { return batch * c.rows * c.cols * a.cols; }
+  /// The number of calls.
+  int64_t calls() const {
+    int64_t n = 1;
+    for (const PeeledLoop &loop : loops)
+      n *= loop.extent;
+    return n;
+  }
 };
+
+/// Fewer multiply-adds per call than this: peeling more loops is not worth
+/// a BLAS call per iteration.
+static constexpr int64_t kMinCallFlops = 4096;
 
 /// The classes of the loop dimensions of a contraction.
 struct DimClasses {
@@ -156,9 +187,36 @@ static std::optional<BlasMatrix> blasLayout(const MatrixView &view) {
   return std::nullopt;
 }
 
-/// Computes the sgemm shape of the f32 contraction `op` on memrefs, if its
-/// operands' layouts allow one.
-static std::optional<GemmShape> analyzeContraction(linalg::LinalgOp op) {
+/// Returns `gemm` arranged for a row-major sgemm: if C is stored
+/// column-major, the transposed product C^T = B^T A^T (with `swapped` set).
+/// Fails if BLAS cannot read some operand.
+static std::optional<GemmShape> normalizeForBlas(GemmShape gemm,
+                                                 bool &swapped) {
+  std::optional<BlasMatrix> c = blasLayout(gemm.c);
+  if (!c)
+    return std::nullopt;
+  swapped = c->transposed;
+  if (swapped) {
+    std::swap(gemm.batchStride[0], gemm.batchStride[1]);
+    for (PeeledLoop &loop : gemm.loops)
+      std::swap(loop.stride[0], loop.stride[1]);
+    MatrixView newA = gemm.b.transposed(), newB = gemm.a.transposed();
+    gemm.a = newA, gemm.b = newB, gemm.c = gemm.c.transposed();
+    c = blasLayout(gemm.c);
+    if (!c || c->transposed)
+      return std::nullopt;
+  }
+  if (!blasLayout(gemm.a) || !blasLayout(gemm.b))
+    return std::nullopt;
+  return gemm;
+}
+
+/// Computes the sgemm shape of the f32 contraction `op` on memrefs, arranged
+/// by `normalizeForBlas` (`swapped` says whether A and B trade places), if
+/// its operands' layouts allow one.
+static std::optional<GemmShape> analyzeContraction(linalg::LinalgOp op,
+                                                   bool &swapped) {
+  MLIRContext *ctx = op.getContext();
   if (!op.hasPureBufferSemantics() || op.getNumDpsInputs() != 2 ||
       op.getNumDpsInits() != 1 || !linalg::isaContractionOpInterface(op))
     return std::nullopt;
@@ -192,42 +250,100 @@ static std::optional<GemmShape> analyzeContraction(linalg::LinalgOp op) {
     strides.push_back(s);
   }
 
+  // The dims that may run as loops around the call, and the stride of each
+  // operand along them.
+  SmallVector<unsigned> peelable;
+  llvm::append_range(peelable, classes->batch);
+  llvm::append_range(peelable, classes->m);
+  llvm::append_range(peelable, classes->n);
+  auto peeledLoop = [&](unsigned d) {
+    PeeledLoop loop;
+    loop.extent = ranges[d];
+    for (unsigned operand = 0; operand < 3; ++operand)
+      if (std::optional<unsigned> pos =
+              maps[operand].getResultPosition(getAffineDimExpr(d, ctx)))
+        loop.stride[operand] = strides[operand][*pos];
+    return loop;
+  };
+
   // Flatten each class in the order of its reference operand (C for batch,
   // m and n; A for k); every other operand must hold it in the same order.
-  SmallVector<unsigned> batch = orderBy(classes->batch, maps[2]);
-  SmallVector<unsigned> m = orderBy(classes->m, maps[2]);
-  SmallVector<unsigned> n = orderBy(classes->n, maps[2]);
-  SmallVector<unsigned> k = orderBy(classes->k, maps[0]);
-  auto group = [&](ArrayRef<unsigned> dims, unsigned operand) {
-    return flattenGroup(dims, maps[operand], types[operand].getShape(),
-                        strides[operand]);
+  auto tryPeeling = [&](ArrayRef<unsigned> peeled) -> std::optional<GemmShape> {
+    auto kept = [&](ArrayRef<unsigned> dims) {
+      SmallVector<unsigned> rest;
+      for (unsigned d : dims)
+        if (!llvm::is_contained(peeled, d))
+          rest.push_back(d);
+      return rest;
+    };
+    SmallVector<unsigned> batch = orderBy(kept(classes->batch), maps[2]);
+    SmallVector<unsigned> m = orderBy(kept(classes->m), maps[2]);
+    SmallVector<unsigned> n = orderBy(kept(classes->n), maps[2]);
+    SmallVector<unsigned> k = orderBy(classes->k, maps[0]);
+    auto group = [&](ArrayRef<unsigned> dims, unsigned operand) {
+      return flattenGroup(dims, maps[operand], types[operand].getShape(),
+                          strides[operand]);
+    };
+    auto bA = group(batch, 0), bB = group(batch, 1), bC = group(batch, 2);
+    auto mA = group(m, 0), mC = group(m, 2);
+    auto nB = group(n, 1), nC = group(n, 2);
+    auto kA = group(k, 0), kB = group(k, 1);
+    if (!bA || !bB || !bC || !mA || !mC || !nB || !nC || !kA || !kB)
+      return std::nullopt;
+    GemmShape gemm;
+    gemm.batch = bC->size;
+    gemm.batchStride[0] = bA->stride;
+    gemm.batchStride[1] = bB->stride;
+    gemm.batchStride[2] = bC->stride;
+    gemm.a = {mA->size, kA->size, mA->stride, kA->stride};
+    gemm.b = {kB->size, nB->size, kB->stride, nB->stride};
+    gemm.c = {mC->size, nC->size, mC->stride, nC->stride};
+    for (unsigned d : peeled)
+      gemm.loops.push_back(peeledLoop(d));
+    return normalizeForBlas(gemm, swapped);
   };
-  auto bA = group(batch, 0), bB = group(batch, 1), bC = group(batch, 2);
-  auto mA = group(m, 0), mC = group(m, 2);
-  auto nB = group(n, 1), nC = group(n, 2);
-  auto kA = group(k, 0), kB = group(k, 1);
-  if (!bA || !bB || !bC || !mA || !mC || !nB || !nC || !kA || !kB)
-    return std::nullopt;
 
-  GemmShape gemm;
-  gemm.batch = bC->size;
-  gemm.batchStride[0] = bA->stride;
-  gemm.batchStride[1] = bB->stride;
-  gemm.batchStride[2] = bC->stride;
-  gemm.a = {mA->size, kA->size, mA->stride, kA->stride};
-  gemm.b = {kB->size, nB->size, kB->stride, nB->stride};
-  gemm.c = {mC->size, nC->size, mC->stride, nC->stride};
-  return gemm;
+  // Every subset of the peelable dims, fewest calls first (the empty set,
+  // one call, first).
+  if (peelable.size() > 8)
+    return std::nullopt;
+  SmallVector<std::pair<int64_t, unsigned>> subsets;
+  for (unsigned mask = 0; mask < (1u << peelable.size()); ++mask) {
+    int64_t calls = 1;
+    for (auto [i, d] : llvm::enumerate(peelable))
+      if (mask & (1u << i))
+        calls *= ranges[d];
+    subsets.push_back({calls, mask});
+  }
+  llvm::stable_sort(subsets, llvm::less_first());
+  for (auto [calls, mask] : subsets) {
+    SmallVector<unsigned> peeled;
+    for (auto [i, d] : llvm::enumerate(peelable))
+      if (mask & (1u << i))
+        peeled.push_back(d);
+    std::optional<GemmShape> gemm = tryPeeling(peeled);
+    if (!gemm)
+      continue;
+    // More calls only make them smaller.
+    if (calls > 1 && gemm->callFlops() < kMinCallFlops)
+      return std::nullopt;
+    return gemm;
+  }
+  return std::nullopt;
 }
 
-/// Returns the address of the first element of `memref` as an LLVM pointer.
-static Value elementPointer(OpBuilder &b, Location loc, Value memref) {
+/// Returns the address of the first element of `memref` (an index).
+static Value elementAddress(OpBuilder &b, Location loc, Value memref) {
   auto metadata = memref::ExtractStridedMetadataOp::create(b, loc, memref);
   Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, memref);
   Value elementSize = arith::ConstantIndexOp::create(b, loc, sizeof(float));
   Value bytes =
       arith::MulIOp::create(b, loc, metadata.getOffset(), elementSize);
-  Value address = arith::AddIOp::create(b, loc, base, bytes);
+  return arith::AddIOp::create(b, loc, base, bytes);
+}
+
+/// Returns the index `address` as an LLVM pointer.
+static Value toPointer(OpBuilder &b, Location loc, Value address) {
   Value asInt = arith::IndexCastOp::create(b, loc, b.getI64Type(), address);
   return LLVM::IntToPtrOp::create(
       b, loc, LLVM::LLVMPointerType::get(b.getContext()), asInt);
@@ -272,28 +388,6 @@ static bool foldZeroFill(Operation *op, Value output) {
   return true;
 }
 
-/// Returns `gemm` arranged for a row-major sgemm: if C is stored
-/// column-major, the transposed product C^T = B^T A^T (with `swapped` set).
-/// Fails if BLAS cannot read some operand.
-static std::optional<GemmShape> normalizeForBlas(GemmShape gemm,
-                                                 bool &swapped) {
-  std::optional<BlasMatrix> c = blasLayout(gemm.c);
-  if (!c)
-    return std::nullopt;
-  swapped = c->transposed;
-  if (swapped) {
-    std::swap(gemm.batchStride[0], gemm.batchStride[1]);
-    MatrixView newA = gemm.b.transposed(), newB = gemm.a.transposed();
-    gemm.a = newA, gemm.b = newB, gemm.c = gemm.c.transposed();
-    c = blasLayout(gemm.c);
-    if (!c || c->transposed)
-      return std::nullopt;
-  }
-  if (!blasLayout(gemm.a) || !blasLayout(gemm.b))
-    return std::nullopt;
-  return gemm;
-}
-
 /// Replaces `op` by a call to `sgemm` computing `gemm` (normalized by
 /// `normalizeForBlas`; `swapped` says whether A and B trade places).
 static void replaceWithSgemm(linalg::LinalgOp op, const GemmShape &gemm,
@@ -315,6 +409,27 @@ static void replaceWithSgemm(linalg::LinalgOp op, const GemmShape &gemm,
     return arith::ConstantFloatOp::create(builder, loc, builder.getF32Type(),
                                           APFloat(v));
   };
+  // The operands' first elements, then offset by the peeled loops.
+  Value address[3] = {elementAddress(builder, loc, a),
+                      elementAddress(builder, loc, b),
+                      elementAddress(builder, loc, c)};
+  for (const PeeledLoop &loop : gemm.loops) {
+    Value zero = arith::ConstantIndexOp::create(builder, loc, 0);
+    Value one = arith::ConstantIndexOp::create(builder, loc, 1);
+    Value extent = arith::ConstantIndexOp::create(builder, loc, loop.extent);
+    auto forOp = scf::ForOp::create(builder, loc, zero, extent, one);
+    builder.setInsertionPointToStart(forOp.getBody());
+    for (unsigned operand = 0; operand < 3; ++operand) {
+      if (loop.stride[operand] == 0)
+        continue;
+      Value bytes = arith::ConstantIndexOp::create(
+          builder, loc, loop.stride[operand] * int64_t(sizeof(float)));
+      Value offset =
+          arith::MulIOp::create(builder, loc, forOp.getInductionVar(), bytes);
+      address[operand] =
+          arith::AddIOp::create(builder, loc, address[operand], offset);
+    }
+  }
   SmallVector<Value> args = {i64(gemm.batch),
                              i64(aLayout.transposed),
                              i64(bLayout.transposed),
@@ -322,14 +437,14 @@ static void replaceWithSgemm(linalg::LinalgOp op, const GemmShape &gemm,
                              i64(gemm.c.cols),
                              i64(gemm.a.cols),
                              f32(1.0f),
-                             elementPointer(builder, loc, a),
+                             toPointer(builder, loc, address[0]),
                              i64(aLayout.ld),
                              i64(gemm.batchStride[0]),
-                             elementPointer(builder, loc, b),
+                             toPointer(builder, loc, address[1]),
                              i64(bLayout.ld),
                              i64(gemm.batchStride[1]),
                              f32(zeroInit ? 0.0f : 1.0f),
-                             elementPointer(builder, loc, c),
+                             toPointer(builder, loc, address[2]),
                              i64(cLayout.ld),
                              i64(gemm.batchStride[2])};
   func::CallOp::create(builder, loc, sgemm, args);
@@ -350,13 +465,11 @@ struct ConvertLinalgToBLASPass
     };
     SmallVector<Match> matches;
     module.walk([&](linalg::LinalgOp op) {
-      std::optional<GemmShape> gemm = analyzeContraction(op);
       bool swapped = false;
-      if (gemm)
-        gemm = normalizeForBlas(*gemm, swapped);
+      std::optional<GemmShape> gemm = analyzeContraction(op, swapped);
       if (!gemm)
         return;
-      int64_t flops = gemm->batch * gemm->c.rows * gemm->c.cols * gemm->a.cols;
+      int64_t flops = gemm->calls() * gemm->callFlops();
       if (flops >= minFlops)
         matches.push_back({op, *gemm, swapped});
     });

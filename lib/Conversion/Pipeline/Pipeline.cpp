@@ -118,6 +118,7 @@ void mlir::tra::buildLLVMStage(OpPassManager &pm,
   if (options.approximateMath)
     loopsPm.addPass(createApproximateMathPass());
   loopsPm.addPass(createConvertLinalgToLoopsPass());
+  loopsPm.addPass(createPromoteAccumulatorsPass());
   // scf.parallel becomes omp.parallel + omp.wsloop; the thread count is the
   // runtime's (omp_set_num_threads from the executable's --threads). The
   // canonicalizer inlines the memref.alloca_scope it wraps bodies in.
@@ -129,10 +130,9 @@ void mlir::tra::buildLLVMStage(OpPassManager &pm,
   funcPm.addPass(createLowerAffinePass());
   funcPm.addPass(createSCFToControlFlowPass());
   funcPm.addPass(createCanonicalizerPass());
-  // bf16 arithmetic and casts become f32 arithmetic and integer bit work.
-  arith::ArithExpandOpsPassOptions expandOptions;
-  expandOptions.includeBf16 = true;
-  funcPm.addPass(arith::createArithExpandOpsPass(expandOptions));
+  // Ceil/floor divisions and bf16 arithmetic and casts become integer and
+  // f32 code; max/min stay intrinsics that LLVM vectorizes as reductions.
+  funcPm.addPass(createExpandArithPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
   // Buffers come from the runtime's allocator (runtime/exec/Alloc.cpp),

@@ -94,7 +94,9 @@ func.func @flattened_groups(%a: memref<4x8x2x8xf32>, %b: memref<2x16x8xf32>, %c:
 
 // -----
 
-// The m dims (s, r) are not consecutive in A: no matrix view, loops stay.
+// The m dims (s, r) are not consecutive in A: no matrix view of both. With r
+// peeled into a loop, each call would do 4 x 16 x 8 per batch matrix, 1024
+// multiply-adds in all, too few to be worth a call per r: loops stay.
 #a = affine_map<(g, s, r, t, d) -> (s, g, r, d)>
 #b = affine_map<(g, s, r, t, d) -> (g, t, d)>
 #c = affine_map<(g, s, r, t, d) -> (g, s, r, t)>
@@ -179,5 +181,73 @@ func.func @decode_values(%p: memref<8x1x1x256xf32>, %v: memref<256x8x64xf32>, %c
   %zero = arith.constant 0.0 : f32
   linalg.fill ins(%zero : f32) outs(%c : memref<1x8x1x64xf32>)
   linalg.contract indexing_maps = [#p, #v, #out] ins(%p, %v : memref<8x1x1x256xf32>, memref<256x8x64xf32>) outs(%c : memref<1x8x1x64xf32>)
+  return
+}
+
+// -----
+
+// Prefill attention scores with grouped query heads, "sgrd,tgd->grst" with
+// 128 query positions and r = 2 query heads per key/value head: s and r do
+// not flatten (g sits between them in q), so r becomes a loop around the
+// call. Each iteration offsets q by r * 8 floats (32 bytes) and the scores
+// by r * 128 * 256 floats (131072 bytes), and multiplies a batch of g = 4
+// (128 x 8) * (8 x 256) matrices, k read transposed (ldb = 32).
+#q = affine_map<(g, r, s, t, d) -> (s, g, r, d)>
+#k = affine_map<(g, r, s, t, d) -> (t, g, d)>
+#o = affine_map<(g, r, s, t, d) -> (g, r, s, t)>
+// CHECK-LABEL: func.func @prefill_scores
+// CHECK-NOT: linalg.fill
+// CHECK: scf.for %[[R:.*]] = %{{.*}} to %c2 step
+// CHECK:   %[[QOFF:.*]] = arith.muli %[[R]], %c32 : index
+// CHECK:   arith.addi %{{.*}}, %[[QOFF]] : index
+// CHECK:   %[[COFF:.*]] = arith.muli %[[R]], %c131072 : index
+// CHECK:   arith.addi %{{.*}}, %[[COFF]] : index
+// CHECK:   call @tra_exec_sgemm(%c4_i64, %c0_i64, %c1_i64, %c128_i64, %c256_i64, %c8_i64, %{{.*}}, %{{.*}}, %c64_i64, %c16_i64, %{{.*}}, %c32_i64, %c8_i64{{.*}}, %{{.*}}, %{{.*}}, %c256_i64{{.*}}, %c65536_i64)
+// CHECK: }
+// CHECK-NOT: linalg.contract
+func.func @prefill_scores(%q: memref<128x4x2x8xf32>, %k: memref<256x4x8xf32>, %c: memref<4x2x128x256xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%c : memref<4x2x128x256xf32>)
+  linalg.contract indexing_maps = [#q, #k, #o] ins(%q, %k : memref<128x4x2x8xf32>, memref<256x4x8xf32>) outs(%c : memref<4x2x128x256xf32>)
+  return
+}
+
+// -----
+
+// The weighted sum of the values in the same prefill, "grst,tgd->sgrd": r
+// is a loop again (s and r are in the opposite order in p and the output),
+// each call a batch of g = 4 (128 x 256) * (256 x 8) products, v read as
+// stored (ldb = 32) and the output rows 64 floats apart.
+#p = affine_map<(s, g, r, d, t) -> (g, r, s, t)>
+#v = affine_map<(s, g, r, d, t) -> (t, g, d)>
+#out = affine_map<(s, g, r, d, t) -> (s, g, r, d)>
+// CHECK-LABEL: func.func @prefill_values
+// CHECK: scf.for %[[R:.*]] = %{{.*}} to %c2 step
+// CHECK:   arith.muli %[[R]], %c131072 : index
+// CHECK:   arith.muli %[[R]], %c32 : index
+// CHECK:   call @tra_exec_sgemm(%c4_i64, %c0_i64, %c0_i64, %c128_i64, %c8_i64, %c256_i64, %{{.*}}, %{{.*}}, %c256_i64{{.*}}, %c65536_i64, %{{.*}}, %c32_i64, %c8_i64{{.*}}, %{{.*}}, %{{.*}}, %c64_i64, %c16_i64)
+// CHECK-NOT: linalg.contract
+func.func @prefill_values(%p: memref<4x2x128x256xf32>, %v: memref<256x4x8xf32>, %c: memref<128x4x2x8xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%c : memref<128x4x2x8xf32>)
+  linalg.contract indexing_maps = [#p, #v, #out] ins(%p, %v : memref<4x2x128x256xf32>, memref<256x4x8xf32>) outs(%c : memref<128x4x2x8xf32>)
+  return
+}
+
+// -----
+
+// Two batch dims that do not nest in the output (it holds them in the
+// other order than A and B): the cheaper one (extent 2) is the loop, the
+// other the call's batch.
+#a = affine_map<(i, j, m, n, k) -> (i, j, m, k)>
+#b = affine_map<(i, j, m, n, k) -> (i, j, k, n)>
+#c = affine_map<(i, j, m, n, k) -> (j, i, m, n)>
+// CHECK-LABEL: func.func @two_batch_dims
+// CHECK: scf.for %{{.*}} = %{{.*}} to %c2 step
+// CHECK:   call @tra_exec_sgemm(%c8_i64,
+// CHECK-NOT: scf.for
+// CHECK-NOT: linalg.contract
+func.func @two_batch_dims(%a: memref<8x2x32x32xf32>, %b: memref<8x2x32x32xf32>, %c: memref<2x8x32x32xf32>) {
+  linalg.contract indexing_maps = [#a, #b, #c] ins(%a, %b : memref<8x2x32x32xf32>, memref<8x2x32x32xf32>) outs(%c : memref<2x8x32x32xf32>)
   return
 }
