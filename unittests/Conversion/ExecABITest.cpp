@@ -104,7 +104,8 @@ TEST(ProfileTest, CountsOnlyWhileEnabled) {
 }
 
 TEST(ExecAlloc, AlignedWritableBlocks) {
-  for (size_t alignment : {size_t(16), size_t(64), size_t(128), size_t(4096)})
+  for (size_t alignment :
+       {size_t(16), size_t(64), size_t(128), size_t(4096), size_t(8192)})
     for (size_t size : {size_t(1), size_t(1000), size_t(1) << 20}) {
       auto *p = static_cast<unsigned char *>(
           _mlir_memref_to_llvm_aligned_alloc(alignment, size));
