@@ -21,6 +21,13 @@ runs load the cached library. Rounds alternate tra and PyTorch; the best
 round of each is compared and every round is printed, so the spread is
 visible. The two engines' logits of the first round are compared (max abs
 difference). Ratios are printed, never asserted.
+
+Both engines are timed warm: PyTorch's rounds run in this process after
+its warm-up generation, and each tra-llama round runs with --warmup (the
+prompt and one decoding step once, untimed, in the same process). The
+first prefill of a process, cold (thread pools started, BLAS buffers and
+code paged in by that first call), is printed too: tra-llama's warm-up
+prefill of each round against PyTorch's warm-up generation.
 """
 import argparse
 import json
@@ -305,7 +312,7 @@ def torch_generate(model, prompt, decode):
 # --------------------------------------------------------------------------
 
 def tra_generate(exe, checkpoint, prompt, decode, threads, max_seq_len,
-                 cache, work, logits=None):
+                 cache, work, logits=None, warmup=False):
     out = os.path.join(work, "bench.json")
     cmd = [exe, "run", "--checkpoint", checkpoint, "--hw", "local",
            "--num-threads", str(threads), "--max-seq-len", str(max_seq_len),
@@ -314,6 +321,8 @@ def tra_generate(exe, checkpoint, prompt, decode, threads, max_seq_len,
            "--bench-json", out]
     if logits:
         cmd += ["--logits-out", logits]
+    if warmup:
+        cmd.append("--warmup")
     proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                           text=True)
     if proc.returncode != 0:
@@ -347,7 +356,7 @@ def bench_model(name, checkpoint, args, exe, work):
                               logits_path)
     print(f"tra-llama first run (compiles): {time.perf_counter() - t:.1f} s, "
           f"compile {first['compile_seconds']:.1f} s")
-    _, _, ref_logits = torch_generate(model, prompt, args.decode)
+    pt_cold, _, ref_logits = torch_generate(model, prompt, args.decode)
     got = np.load(logits_path)
     err = float(np.max(np.abs(got - ref_logits)))
     scale = float(np.max(np.abs(ref_logits)))
@@ -357,14 +366,16 @@ def bench_model(name, checkpoint, args, exe, work):
           f"up to {scale:.1f}); greedy ids "
           f"{'identical' if same_ids else 'DIFFER'}")
 
-    tra_pf, tra_dec, pt_pf, pt_dec = [], [], [], []
+    tra_pf, tra_dec, pt_pf, pt_dec, tra_cold = [], [], [], [], []
     for _ in range(args.rounds):
         r, log = tra_generate(exe, checkpoint, prompt, args.decode,
-                              args.threads, args.max_seq_len, cache, work)
+                              args.threads, args.max_seq_len, cache, work,
+                              warmup=True)
         if r["compiled_now"]:
             print("warning: tra-llama compiled again (cache miss):\n" + log)
         tra_pf.append(r["prefill_tokens_per_s"])
         tra_dec.append(r["decode_tokens_per_s"])
+        tra_cold.append(r["warmup_prefill_tokens_per_s"])
         pf, dec, _ = torch_generate(model, prompt, args.decode)
         pt_pf.append(args.prefill / pf)
         pt_dec.append(args.decode / dec)
@@ -374,6 +385,8 @@ def bench_model(name, checkpoint, args, exe, work):
 
     print(f"prefill tokens/s  tra {fmt(tra_pf)}  |  PyTorch {fmt(pt_pf)}")
     print(f"decode  tokens/s  tra {fmt(tra_dec)}  |  PyTorch {fmt(pt_dec)}")
+    print(f"first prefill of a process (cold) tokens/s  tra "
+          f"{fmt(tra_cold)}  |  PyTorch {args.prefill / pt_cold:.0f}")
     pf_ratio = max(tra_pf) / max(pt_pf)
     dec_ratio = max(tra_dec) / max(pt_dec)
     print(f"{name}: prefill tra/PyTorch {pf_ratio:.2f}x (best of "

@@ -174,6 +174,8 @@ DistributedModel::generate(const ::tra::llama::GenerationConfig &config,
     args.push_back("--compiled-now");
   if (config.printIds)
     args.push_back("--print-ids");
+  if (config.warmup)
+    args.push_back("--warmup");
   for (auto [flag, value] : {std::pair{"--tokenizer", tokenizer},
                              std::pair{"--logits-out", config.logitsOut},
                              std::pair{"--bench-json", config.benchJson}})

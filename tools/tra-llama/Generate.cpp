@@ -27,7 +27,7 @@ double rate(int64_t n, double seconds) {
 /// Writes the timings of --bench-json.
 rt::Status writeBenchJson(const GenerationConfig &config, int64_t promptLen,
                           double prefillSeconds, int64_t decoded,
-                          double decodeSeconds) {
+                          double decodeSeconds, double warmupPrefillSeconds) {
   rt::JsonValue o = rt::JsonValue::object(
       {{"engine", config.engine},
        {"prefill_tokens", promptLen},
@@ -38,7 +38,12 @@ rt::Status writeBenchJson(const GenerationConfig &config, int64_t promptLen,
        {"decode_seconds", decodeSeconds},
        {"decode_tokens_per_s", rate(decoded, decodeSeconds)},
        {"compile_seconds", config.compileSeconds},
-       {"compiled_now", config.compiledNow}});
+       {"compiled_now", config.compiledNow},
+       {"warmup", config.warmup}});
+  if (config.warmup) {
+    o.set("warmup_prefill_seconds", warmupPrefillSeconds);
+    o.set("warmup_prefill_tokens_per_s", rate(promptLen, warmupPrefillSeconds));
+  }
   std::string text = o.serialize(2) + "\n";
   rt::Result<rt::AtomicFileWriter> out =
       rt::AtomicFileWriter::create(config.benchJson);
@@ -81,19 +86,39 @@ std::string tra::llama::generate(const GenerationConfig &config,
     tokens.push_back(next);
   };
 
-  // Prefill: the prompt, as one step or token by token.
-  auto start = Clock::now();
-  if (config.oneStepPrefill) {
-    if (std::string e = step(tokens, 0, promptLen, logits); !e.empty())
-      return e;
-  } else {
+  // Prefill: the prompt, as one step or token by token (`keep`: record
+  // every row but the last for --logits-out).
+  auto prefill = [&](bool keep) -> std::string {
+    if (config.oneStepPrefill)
+      return step(tokens, 0, promptLen, logits);
     for (int64_t pos = 0; pos < promptLen; ++pos) {
       if (std::string e = step(tokens, pos, 1, logits); !e.empty())
         return e;
-      if (keepLogits && pos + 1 < promptLen)
+      if (keep && pos + 1 < promptLen)
         allLogits.insert(allLogits.end(), logits.begin(), logits.end());
     }
+    return "";
+  };
+
+  // Warm-up: the same prompt, then one decoding step on its last token; no
+  // sampling, nothing recorded.
+  double warmupPrefillSeconds = 0.0;
+  if (config.warmup) {
+    auto start = Clock::now();
+    if (std::string e = prefill(false); !e.empty())
+      return e;
+    warmupPrefillSeconds = since(start);
+    if (config.steps > promptLen) {
+      std::vector<int64_t> next = tokens;
+      next.push_back(tokens.back());
+      if (std::string e = step(next, promptLen, 1, logits); !e.empty())
+        return e;
+    }
   }
+
+  auto start = Clock::now();
+  if (std::string e = prefill(keepLogits); !e.empty())
+    return e;
   consume();
   double prefillSeconds = since(start);
   // Decoding: one token per step.
@@ -121,6 +146,12 @@ std::string tra::llama::generate(const GenerationConfig &config,
     std::printf("\n");
   }
   std::fflush(stdout);
+  if (config.warmup)
+    std::fprintf(stderr,
+                 "tra-llama: warm-up prefill (untimed run before the timed "
+                 "one): %lld tokens in %.3f s (%.1f tokens/s)\n",
+                 static_cast<long long>(promptLen), warmupPrefillSeconds,
+                 rate(promptLen, warmupPrefillSeconds));
   std::fprintf(stderr,
                "tra-llama: prefill: %lld tokens in %.3f s (%.1f tokens/s, "
                "%s, %s)\n",
@@ -143,8 +174,9 @@ std::string tra::llama::generate(const GenerationConfig &config,
       return status.message();
   }
   if (!config.benchJson.empty())
-    if (rt::Status status = writeBenchJson(config, promptLen, prefillSeconds,
-                                           decoded, decodeSeconds);
+    if (rt::Status status =
+            writeBenchJson(config, promptLen, prefillSeconds, decoded,
+                           decodeSeconds, warmupPrefillSeconds);
         !status)
       return status.message();
   return "";

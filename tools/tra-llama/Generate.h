@@ -47,6 +47,12 @@ struct GenerationConfig {
   std::string logitsOut;
   /// Write the timings as JSON to this file.
   std::string benchJson;
+  /// Before the timed generation, run the prompt's steps and one decoding
+  /// step once, untimed (a benchmark's warm-up run: the timings are then
+  /// those of a process that has generated before, as for a server). The
+  /// warm-up's prefill time is reported too. The timed run writes every
+  /// KV-cache position again before a step reads it.
+  bool warmup = false;
   /// How the steps run, for the timing lines ("compiled, in process").
   std::string how;
   /// For --bench-json: the engine's name and its compilation.

@@ -162,6 +162,13 @@ static cl::opt<std::string> benchJson("bench-json",
                                                "timings to FILE.json"),
                                       cl::init(""), cl::cat(getToolCategory()));
 
+static cl::opt<bool> warmup(
+    "warmup",
+    cl::desc("before the timed generation, run the prompt and one decoding "
+             "step once, untimed (benchmarks: steady-state timings; the "
+             "warm-up's prefill time is reported too)"),
+    cl::cat(getToolCategory()));
+
 static cl::opt<double> temperature(
     "temperature",
     cl::desc("sampling temperature (default 0: greedy, the most likely "
@@ -494,6 +501,7 @@ static std::string prepareGeneration(const rt::LlamaParams &p,
   config.printIds = printIds;
   config.logitsOut = logitsOut;
   config.benchJson = benchJson;
+  config.warmup = warmup;
   return "";
 }
 

@@ -65,6 +65,7 @@ struct Options {
   uint64_t seed = 0;
   int64_t threads = 0;
   bool printIds = false;
+  bool warmup = false;
   std::string tokenizer, logitsOut, benchJson;
   double compileSeconds = 0.0;
   bool compiledNow = false;
@@ -80,6 +81,10 @@ rt::Result<Options> parseOptions(int argc, char **argv) {
     }
     if (flag == "--compiled-now") {
       o.compiledNow = true;
+      continue;
+    }
+    if (flag == "--warmup") {
+      o.warmup = true;
       continue;
     }
     if (i + 1 >= argc)
@@ -683,6 +688,7 @@ int main(int argc, char **argv) {
   config.topP = options->topP;
   config.seed = options->seed;
   config.printIds = options->printIds;
+  config.warmup = options->warmup;
   config.logitsOut = options->logitsOut;
   config.benchJson = options->benchJson;
   config.how =
