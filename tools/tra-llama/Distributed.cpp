@@ -151,8 +151,13 @@ DistributedModel::generate(const ::tra::llama::GenerationConfig &config,
   std::vector<std::string> args = {mpirun};
   if (geteuid() == 0)
     args.push_back("--allow-run-as-root");
-  args.insert(args.end(), {"--oversubscribe", "-np", std::to_string(ranks),
-                           worker, "--checkpoint", absolute(checkpoint)});
+  if (hostfile.empty())
+    args.push_back("--oversubscribe");
+  else
+    args.insert(args.end(), {"--hostfile", absolute(hostfile)});
+  args.insert(args.end(), mpirunArgs.begin(), mpirunArgs.end());
+  args.insert(args.end(), {"-np", std::to_string(ranks), worker, "--checkpoint",
+                           absolute(checkpoint)});
   for (auto &[seq, path] : programs)
     args.insert(args.end(), {"--program", path});
   std::string prompt;

@@ -42,6 +42,10 @@ public:
 
   double compileSeconds = 0;
   bool anyCompiled = false;
+  /// mpirun's --hostfile (none: every rank on this machine, oversubscribed
+  /// when there are more ranks than cores) and extra mpirun arguments.
+  std::string hostfile;
+  std::vector<std::string> mpirunArgs;
 
 private:
   ::tra::rt::LlamaParams p;

@@ -49,6 +49,7 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
 #include "llvm/Support/ToolOutputFile.h"
@@ -157,6 +158,19 @@ static cl::opt<bool> noCache("no-cache",
                              cl::desc("compile without reading or writing "
                                       "the cache"),
                              cl::cat(getToolCategory()));
+static cl::opt<std::string> hostfile(
+    "hostfile",
+    cl::desc("multi-device hardware: run the MPI ranks on the hosts of this "
+             "Open MPI hostfile (mpirun --hostfile) instead of all on this "
+             "machine; tra-llama-worker, the checkpoint and the cache "
+             "directory must be at the same paths on every host"),
+    cl::init(""), cl::cat(getToolCategory()));
+static cl::list<std::string> mpirunArgs(
+    "mpirun-arg",
+    cl::desc("multi-device hardware: pass ARG to mpirun (repeatable, e.g. "
+             "--mpirun-arg=--mca --mpirun-arg=btl_tcp_if_include "
+             "--mpirun-arg=eth0)"),
+    cl::value_desc("ARG"), cl::cat(getToolCategory()));
 static cl::opt<std::string> benchJson("bench-json",
                                       cl::desc("write prefill and decode "
                                                "timings to FILE.json"),
@@ -549,16 +563,27 @@ static int runDistributed(MLIRContext &ctx,
   llama::GenerationConfig config;
   if (std::string e = prepareGeneration(p, tokenizer, config); !e.empty())
     return fail(e);
-  // All ranks run on this machine: by default they share its cores.
+  // Without a hostfile all ranks run on this machine: by default they share
+  // its cores. On the hosts of a hostfile each rank gets its device's cores.
+  if (!hostfile.empty()) {
+    llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> file =
+        llvm::MemoryBuffer::getFile(hostfile);
+    if (!file)
+      return fail("--hostfile " + hostfile +
+                  ": cannot read the file: " + file.getError().message());
+  }
   int64_t ranks = hw.numDevices();
   int64_t threads =
-      numThreads > 0
-          ? int64_t(numThreads)
+      numThreads > 0 ? int64_t(numThreads)
+      : !hostfile.empty()
+          ? std::max<int64_t>(1, hw.getDevice(0).cores)
           : std::max<int64_t>(
                 1,
                 std::min<int64_t>(hw.getDevice(0).cores,
                                   std::thread::hardware_concurrency() / ranks));
   DistributedModel model;
+  model.hostfile = hostfile;
+  model.mpirunArgs.assign(mpirunArgs.begin(), mpirunArgs.end());
   if (std::string e =
           model.init(p, hw, threads, emulateOnCpu, libraryCacheDirectory());
       !e.empty())
@@ -755,6 +780,10 @@ int main(int argc, char **argv) {
     llvm::errs() << "tra-llama: hardware: " << hw->summary() << "\n";
     if (hw->numDevices() != 1 && engine == Engine::Compiled)
       return runDistributed(context, *hw);
+    if (!hostfile.empty() || !mpirunArgs.empty())
+      return fail("--hostfile and --mpirun-arg are for compiled runs on "
+                  "hardware with several devices (one MPI rank each); " +
+                  hw->getName().str() + " runs in this process");
   }
   rt::Result<rt::LlamaCheckpoint> ckpt = loadCheckpoint(checkpointPath);
   if (!ckpt)
