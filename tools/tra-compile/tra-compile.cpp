@@ -129,6 +129,12 @@ struct Options {
                "instead of non-blocking moves overlapping computation (for "
                "comparison and debugging)"),
       cl::Hidden, cl::cat(toolCategory)};
+  cl::opt<int64_t> parallelMinWork{
+      "parallel-min-work",
+      cl::desc("run loop nests with at least this much work (iterations "
+               "times body operations) on OpenMP threads (default: the "
+               "pipeline's)"),
+      cl::init(-1), cl::Hidden, cl::cat(toolCategory)};
 };
 
 /// A compilation: the steps shared by every --emit mode.
@@ -285,6 +291,8 @@ int Compiler::emitNative(ModuleOp module,
   codegen.entry = options.entry;
   codegen.numThreads =
       options.threads ? int64_t(options.threads) : hw.getDevice(0).cores;
+  if (options.parallelMinWork >= 0)
+    codegen.parallelMinWork = options.parallelMinWork;
   if (options.emit == EmitKind::Mlir)
     return emitMlir(module, codegen);
   LogicalResult result =
@@ -310,6 +318,8 @@ int Compiler::emitDistributed(ModuleOp module,
   CodegenOptions codegen;
   codegen.entry = options.entry;
   codegen.blockingMoves = options.blockingMoves;
+  if (options.parallelMinWork >= 0)
+    codegen.parallelMinWork = options.parallelMinWork;
   codegen.numThreads = options.threads        ? int64_t(options.threads)
                        : options.emulateOnCpu ? 1
                                               : hw.getDevice(0).cores;
@@ -339,12 +349,8 @@ int Compiler::emitMlir(ModuleOp module, const CodegenOptions &codegen) {
   registerTRACodegenDialects(registry);
   context.appendDialectRegistry(registry);
   TRAToLLVMPipelineOptions pipeline;
+  setPipelineOptions(pipeline, codegen);
   pipeline.entry = codegen.entry;
-  pipeline.blas = codegen.blas;
-  pipeline.blasMinFlops = codegen.blasMinFlops;
-  pipeline.boundsChecks = codegen.boundsChecks;
-  pipeline.fuseElementwise = codegen.fuseElementwise;
-  pipeline.profile = codegen.profile;
   std::string error;
   auto out = openOutputFile(options.output.empty() ? std::string("-")
                                                    : options.output.getValue(),

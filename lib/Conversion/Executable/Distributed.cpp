@@ -175,10 +175,7 @@ mlir::tra::lowerDistributedToLLVMDialect(ModuleOp module,
         (kModelSymbolPrefix + implementation[r]).str();
 
   TRAToLLVMPipelineOptions pipelineOptions;
-  pipelineOptions.blas = options.blas;
-  pipelineOptions.blasMinFlops = options.blasMinFlops;
-  pipelineOptions.boundsChecks = options.boundsChecks;
-  pipelineOptions.fuseElementwise = options.fuseElementwise;
+  setPipelineOptions(pipelineOptions, options);
   pipelineOptions.profile = false;
   PassManager pm(ctx);
   buildTRAToLinalgStage(pm, pipelineOptions);

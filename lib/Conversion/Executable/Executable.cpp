@@ -184,6 +184,17 @@ LogicalResult mlir::tra::prefixModelSymbols(ModuleOp module) {
   return success();
 }
 
+void mlir::tra::setPipelineOptions(TRAToLLVMPipelineOptions &pipeline,
+                                   const CodegenOptions &options) {
+  pipeline.blas = options.blas;
+  pipeline.blasMinFlops = options.blasMinFlops;
+  pipeline.boundsChecks = options.boundsChecks;
+  pipeline.fuseElementwise = options.fuseElementwise;
+  pipeline.profile = options.profile;
+  if (options.parallelMinWork)
+    pipeline.parallelMinWork = *options.parallelMinWork;
+}
+
 LogicalResult mlir::tra::lowerToLLVMDialect(ModuleOp module, StringRef entry,
                                             const CodegenOptions &options) {
   DialectRegistry registry;
@@ -191,12 +202,8 @@ LogicalResult mlir::tra::lowerToLLVMDialect(ModuleOp module, StringRef entry,
   module.getContext()->appendDialectRegistry(registry);
 
   TRAToLLVMPipelineOptions pipelineOptions;
+  setPipelineOptions(pipelineOptions, options);
   pipelineOptions.entry = entry.str();
-  pipelineOptions.blas = options.blas;
-  pipelineOptions.blasMinFlops = options.blasMinFlops;
-  pipelineOptions.boundsChecks = options.boundsChecks;
-  pipelineOptions.fuseElementwise = options.fuseElementwise;
-  pipelineOptions.profile = options.profile;
   PassManager pm(module.getContext());
   buildTRAToLLVMPipeline(pm, pipelineOptions);
   return pm.run(module);

@@ -235,7 +235,8 @@ std::string mlir::tra::computeLibraryCacheKey(ModuleOp module,
      << cpu << "\nfeatures " << features << "\nblas " << options.blas << " "
      << options.blasMinFlops << "\nbounds " << options.boundsChecks << "\nfuse "
      << options.fuseElementwise << "\nprofile " << options.profile
-     << "\nthreads " << options.numThreads << "\n"
+     << "\nthreads " << options.numThreads << " "
+     << options.parallelMinWork.value_or(-1) << "\n"
      << extra << "\n";
   module->print(os, OpPrintingFlags().enableDebugInfo(false));
   return llvm::toHex(llvm::SHA256::hash(llvm::arrayRefFromStringRef(text)),

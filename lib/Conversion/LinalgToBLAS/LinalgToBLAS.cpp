@@ -15,7 +15,9 @@
 // sit between other dimensions in the output) are peeled into `scf.for`
 // loops around the call, each iteration offsetting the three pointers. Of
 // the sets of dimensions that can be peeled, the one with the fewest calls
-// is chosen; every call must still do at least kMinCallFlops multiply-adds.
+// is chosen; each matrix product must still do at least kMinMatrixFlops
+// multiply-adds (cblas_sgemm costs a fixed overhead per product, which the
+// runtime calls once per batch matrix).
 //
 //===----------------------------------------------------------------------===//
 
@@ -81,8 +83,8 @@ struct GemmShape {
   MatrixView a, b, c;
   SmallVector<PeeledLoop> loops;
 
-  /// The multiply-adds of one call.
-  int64_t callFlops() const { return batch * c.rows * c.cols * a.cols; }
+  /// The multiply-adds of one matrix product.
+  int64_t matrixFlops() const { return c.rows * c.cols * a.cols; }
   /// The number of calls.
   int64_t calls() const {
     int64_t n = 1;
@@ -92,9 +94,10 @@ struct GemmShape {
   }
 };
 
-/// Fewer multiply-adds per call than this: peeling more loops is not worth
-/// a BLAS call per iteration.
-static constexpr int64_t kMinCallFlops = 4096;
+/// Fewer multiply-adds per matrix product than this: not worth a BLAS call
+/// per product and per iteration of peeled loops (the rotary embedding's
+/// `sptu,shpu->shpt` would be 4 x 128 products of 8 x 2 x 2).
+static constexpr int64_t kMinMatrixFlops = 4096;
 
 /// The classes of the loop dimensions of a contraction.
 struct DimClasses {
@@ -325,7 +328,7 @@ static std::optional<GemmShape> analyzeContraction(linalg::LinalgOp op,
     if (!gemm)
       continue;
     // More calls only make them smaller.
-    if (calls > 1 && gemm->callFlops() < kMinCallFlops)
+    if (calls > 1 && gemm->matrixFlops() < kMinMatrixFlops)
       return std::nullopt;
     return gemm;
   }
@@ -469,7 +472,7 @@ struct ConvertLinalgToBLASPass
       std::optional<GemmShape> gemm = analyzeContraction(op, swapped);
       if (!gemm)
         return;
-      int64_t flops = gemm->calls() * gemm->callFlops();
+      int64_t flops = gemm->calls() * gemm->batch * gemm->matrixFlops();
       if (flops >= minFlops)
         matches.push_back({op, *gemm, swapped});
     });

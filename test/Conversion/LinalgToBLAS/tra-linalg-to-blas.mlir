@@ -95,8 +95,8 @@ func.func @flattened_groups(%a: memref<4x8x2x8xf32>, %b: memref<2x16x8xf32>, %c:
 // -----
 
 // The m dims (s, r) are not consecutive in A: no matrix view of both. With r
-// peeled into a loop, each call would do 4 x 16 x 8 per batch matrix, 1024
-// multiply-adds in all, too few to be worth a call per r: loops stay.
+// peeled into a loop, each matrix product would be 4 x 16 x 8, 512
+// multiply-adds, too few to be worth a BLAS call each: loops stay.
 #a = affine_map<(g, s, r, t, d) -> (s, g, r, d)>
 #b = affine_map<(g, s, r, t, d) -> (g, t, d)>
 #c = affine_map<(g, s, r, t, d) -> (g, s, r, t)>
@@ -249,5 +249,20 @@ func.func @prefill_values(%p: memref<4x2x128x256xf32>, %v: memref<256x4x8xf32>, 
 // CHECK-NOT: linalg.contract
 func.func @two_batch_dims(%a: memref<8x2x32x32xf32>, %b: memref<8x2x32x32xf32>, %c: memref<2x8x32x32xf32>) {
   linalg.contract indexing_maps = [#a, #b, #c] ins(%a, %b : memref<8x2x32x32xf32>, memref<8x2x32x32xf32>) outs(%c : memref<2x8x32x32xf32>)
+  return
+}
+
+// -----
+
+// The rotary embedding's contraction: peeling p would leave 4 x 128
+// products of 8 x 2 x 2, far too small for BLAS; loops stay.
+#r = affine_map<(s, h, p, t, u) -> (s, p, t, u)>
+#x = affine_map<(s, h, p, t, u) -> (s, h, p, u)>
+#y = affine_map<(s, h, p, t, u) -> (s, h, p, t)>
+// CHECK-LABEL: func.func @negative_rotary
+// CHECK-NOT: call
+// CHECK: linalg.contract
+func.func @negative_rotary(%r: memref<128x4x2x2xf32>, %x: memref<128x8x4x2xf32>, %y: memref<128x8x4x2xf32>) {
+  linalg.contract indexing_maps = [#r, #x, #y] ins(%r, %x : memref<128x4x2x2xf32>, memref<128x8x4x2xf32>) outs(%y : memref<128x8x4x2xf32>)
   return
 }

@@ -1,11 +1,11 @@
 // tra-compile --emit=mlir prints the module after each lowering stage, or
 // after the one --stage names.
-// RUN: tra-compile %s --hw %tra_src/hw/cpu-1node.json --emit=mlir | FileCheck %s
+// RUN: tra-compile %s --hw %tra_src/hw/cpu-1node.json --emit=mlir --parallel-min-work=32768 | FileCheck %s
 // CHECK: // ----- stage linalg -----
-// CHECK: func.func @main(%{{.*}}: tensor<256x1024xf32>
+// CHECK: func.func @main(%{{.*}}: tensor<64x512xf32>
 // CHECK: linalg.generic
 // CHECK: // ----- stage bufferized -----
-// CHECK: func.func @main(%{{.*}}: memref<256x1024xf32>
+// CHECK: func.func @main(%{{.*}}: memref<64x512xf32>
 // CHECK: linalg.generic
 // CHECK: // ----- stage llvm -----
 // CHECK: llvm.func @main(
@@ -16,7 +16,7 @@
 // RUN: tra-compile %s --hw %tra_src/hw/cpu-1node.json --emit=mlir --stage=bufferized -o %t
 // RUN: FileCheck %s --check-prefix=BUF < %t
 // BUF-NOT: // ----- stage
-// BUF: func.func @main(%{{.*}}: memref<256x1024xf32>{{.*}}, %{{.*}}: memref<256x1024xf32>{{.*}})
+// BUF: func.func @main(%{{.*}}: memref<64x512xf32>{{.*}}, %{{.*}}: memref<64x512xf32>{{.*}})
 // BUF: linalg.generic
 // BUF-NOT: llvm.func
 
@@ -29,11 +29,11 @@
 // RUN: not tra-compile %s --hw %tra_src/hw/cpu-8nodes.json --emit=mlir 2>&1 | FileCheck %s --check-prefix=MULTI
 // MULTI: tra-compile: error: {{.*}}one-device
 
-func.func @main(%x: tensor<256x1024xf32> {tra.name = "x"}) -> (tensor<256x1024xf32> {tra.name = "y"}) {
-  %y = tra.map "ij->ij" (%x) : (tensor<256x1024xf32>) -> tensor<256x1024xf32> {
+func.func @main(%x: tensor<64x512xf32> {tra.name = "x"}) -> (tensor<64x512xf32> {tra.name = "y"}) {
+  %y = tra.map "ij->ij" (%x) : (tensor<64x512xf32>) -> tensor<64x512xf32> {
   ^bb0(%v: f32):
     %r = math.exp %v : f32
     tra.yield %r : f32
   }
-  return %y : tensor<256x1024xf32>
+  return %y : tensor<64x512xf32>
 }

@@ -1,7 +1,7 @@
 // Threads in the pipeline: the large map's rows become an OpenMP
 // worksharing loop around a sequential (vectorizable) column loop; the small
 // map stays a serial loop nest outside any parallel region.
-// RUN: tra-opt %s --tra-lower-to-llvm="parallel=true profile=false" \
+// RUN: tra-opt %s --tra-lower-to-llvm="parallel=true parallel-min-work=32768 profile=false" \
 // RUN:   | FileCheck %s --implicit-check-not=" scf." --implicit-check-not=memref.
 // CHECK-LABEL: llvm.func @main(
 // CHECK: omp.parallel {

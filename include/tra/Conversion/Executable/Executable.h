@@ -13,6 +13,8 @@
 #ifndef TRA_CONVERSION_EXECUTABLE_EXECUTABLE_H
 #define TRA_CONVERSION_EXECUTABLE_EXECUTABLE_H
 
+#include "tra/Conversion/Pipeline/Pipeline.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Support/LLVM.h"
@@ -21,6 +23,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -126,7 +129,14 @@ struct CodegenOptions {
   /// Threads the hardware description gives the device (the executable's
   /// default for --threads); 0 lets the executable use all cores.
   int64_t numThreads = 0;
+  /// The pipeline's parallel-min-work, if not its default.
+  std::optional<int64_t> parallelMinWork;
 };
+
+/// Sets the switches of `pipeline` that `options` carries (BLAS, bounds
+/// checks, fusion, profiling, thread threshold); the caller sets the entry.
+void setPipelineOptions(TRAToLLVMPipelineOptions &pipeline,
+                        const CodegenOptions &options);
 
 /// Prefix given to every function defined in a compiled module, so that no
 /// model function collides with `main` or a C library symbol.

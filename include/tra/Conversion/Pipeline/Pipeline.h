@@ -77,7 +77,7 @@ struct TRAToLLVMPipelineOptions
       *this, "parallel-min-work",
       llvm::cl::desc("Parallelize loop nests whose iterations times body "
                      "operations are at least this"),
-      llvm::cl::init(262144)};
+      llvm::cl::init(4194304)};
 };
 
 /// Stage 1, on tensors: checks and marks the entry function, inlines calls,
