@@ -137,7 +137,8 @@ static cl::opt<int64_t> numThreads(
     "num-threads",
     cl::desc("threads of the compiled model (one device: default the "
              "hardware description's cores; several: per MPI rank, default "
-             "this machine's cores shared by the ranks)"),
+             "this machine's cores shared by the ranks, or with --hostfile "
+             "the device's cores)"),
     cl::init(0), cl::cat(getToolCategory()));
 static cl::opt<bool> prefill("prefill",
                              cl::desc("run the prompt as one step of all its "
