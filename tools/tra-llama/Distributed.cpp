@@ -181,6 +181,8 @@ DistributedModel::generate(const ::tra::llama::GenerationConfig &config,
     args.push_back("--print-ids");
   if (config.warmup)
     args.push_back("--warmup");
+  if (stepTimeout > 0)
+    args.insert(args.end(), {"--step-timeout", number(stepTimeout)});
   for (auto [flag, value] : {std::pair{"--tokenizer", tokenizer},
                              std::pair{"--logits-out", config.logitsOut},
                              std::pair{"--bench-json", config.benchJson}})

@@ -46,6 +46,8 @@ public:
   /// when there are more ranks than cores) and extra mpirun arguments.
   std::string hostfile;
   std::vector<std::string> mpirunArgs;
+  /// The workers' --step-timeout (seconds; 0: none).
+  double stepTimeout = 0;
 
 private:
   ::tra::rt::LlamaParams p;

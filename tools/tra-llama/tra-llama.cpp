@@ -172,6 +172,12 @@ static cl::list<std::string> mpirunArgs(
              "--mpirun-arg=--mca --mpirun-arg=btl_tcp_if_include "
              "--mpirun-arg=eth0)"),
     cl::value_desc("ARG"), cl::cat(getToolCategory()));
+static cl::opt<double> stepTimeout(
+    "step-timeout",
+    cl::desc("multi-device hardware: end the MPI job with an error when a "
+             "rank starts no step for this many seconds (a hung rank; "
+             "default 0: never)"),
+    cl::value_desc("SECONDS"), cl::init(0.0), cl::cat(getToolCategory()));
 static cl::opt<std::string> benchJson("bench-json",
                                       cl::desc("write prefill and decode "
                                                "timings to FILE.json"),
@@ -583,7 +589,11 @@ static int runDistributed(MLIRContext &ctx,
                 std::min<int64_t>(hw.getDevice(0).cores,
                                   std::thread::hardware_concurrency() / ranks));
   DistributedModel model;
+  if (stepTimeout < 0)
+    return fail("--step-timeout " + std::to_string(stepTimeout.getValue()) +
+                ": must be 0 (never) or positive");
   model.hostfile = hostfile;
+  model.stepTimeout = stepTimeout;
   model.mpirunArgs.assign(mpirunArgs.begin(), mpirunArgs.end());
   if (std::string e =
           model.init(p, hw, threads, emulateOnCpu, libraryCacheDirectory());
@@ -781,9 +791,10 @@ int main(int argc, char **argv) {
     llvm::errs() << "tra-llama: hardware: " << hw->summary() << "\n";
     if (hw->numDevices() != 1 && engine == Engine::Compiled)
       return runDistributed(context, *hw);
-    if (!hostfile.empty() || !mpirunArgs.empty())
-      return fail("--hostfile and --mpirun-arg are for compiled runs on "
-                  "hardware with several devices (one MPI rank each); " +
+    if (!hostfile.empty() || !mpirunArgs.empty() || stepTimeout != 0)
+      return fail("--hostfile, --mpirun-arg and --step-timeout are for "
+                  "compiled runs on hardware with several devices (one MPI "
+                  "rank each); " +
                   hw->getName().str() + " runs in this process");
   }
   rt::Result<rt::LlamaCheckpoint> ckpt = loadCheckpoint(checkpointPath);

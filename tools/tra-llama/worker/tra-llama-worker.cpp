@@ -39,12 +39,16 @@
 #include "tra/Runtime/TensorSource.h"
 #include "tra/Runtime/Tokenizer.h"
 
+#include <chrono>
+#include <condition_variable>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 using namespace tra;
@@ -62,6 +66,8 @@ struct Options {
   std::vector<int64_t> prompt;
   int64_t maxSeqLen = 0;
   double temperature = 0.0, topP = 0.9;
+  /// End the job when no step starts for this long (seconds; 0: never).
+  double stepTimeout = 0.0;
   uint64_t seed = 0;
   int64_t threads = 0;
   bool printIds = false;
@@ -138,13 +144,14 @@ rt::Result<Options> parseOptions(int argc, char **argv) {
       else
         o.seed = uint64_t(std::strtoull(value.c_str(), nullptr, 10));
     } else if (flag == "--temperature" || flag == "--top-p" ||
-               flag == "--compile-seconds") {
+               flag == "--compile-seconds" || flag == "--step-timeout") {
       parsed = number();
-      if (!parsed)
+      if (!parsed || (flag == "--step-timeout" && *parsed < 0))
         return rt::Error{flag + " " + value + ": expected a number"};
-      (flag == "--temperature" ? o.temperature
-       : flag == "--top-p"     ? o.topP
-                               : o.compileSeconds) = *parsed;
+      (flag == "--temperature"    ? o.temperature
+       : flag == "--top-p"        ? o.topP
+       : flag == "--step-timeout" ? o.stepTimeout
+                                  : o.compileSeconds) = *parsed;
     } else {
       return rt::Error{"unknown option '" + flag + "'"};
     }
@@ -636,10 +643,12 @@ private:
   std::vector<Cache> caches;
 };
 
-/// Test hook: TRA_LLAMA_WORKER_KILL=RANK:POS makes rank RANK kill itself
-/// (SIGKILL, no clean-up, as a crash would) when it reaches position POS.
-std::optional<std::pair<int, int64_t>> killRequest() {
-  const char *spec = std::getenv("TRA_LLAMA_WORKER_KILL");
+/// Test hooks: TRA_LLAMA_WORKER_KILL=RANK:POS makes rank RANK kill itself
+/// (SIGKILL, no clean-up, as a crash would) when it reaches position POS;
+/// TRA_LLAMA_WORKER_HANG=RANK:POS makes it stop making progress there (sleep
+/// forever, alive). Returns the RANK:POS of the variable `name`, if set.
+std::optional<std::pair<int, int64_t>> testHook(const char *name) {
+  const char *spec = std::getenv(name);
   if (!spec)
     return std::nullopt;
   int rank = 0;
@@ -648,6 +657,80 @@ std::optional<std::pair<int, int64_t>> killRequest() {
     return std::nullopt;
   return std::pair{rank, int64_t(pos)};
 }
+
+/// Ends the job when a rank stops making progress. A rank that dies makes
+/// mpirun end the job, but one that hangs (a deadlock, a stuck device or
+/// network) leaves every other rank waiting in MPI forever. While armed, a
+/// thread checks that a step starts at least every `timeout` seconds;
+/// otherwise it says which position did not finish and exits this rank
+/// without finalizing MPI, which makes mpirun end the whole job, the hung
+/// rank included.
+class Watchdog {
+public:
+  Watchdog(double timeout, int rank) : timeout(timeout), rank(rank) {
+    if (timeout > 0)
+      thread = std::thread([this] { watch(); });
+  }
+  ~Watchdog() {
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      done = true;
+    }
+    wake.notify_all();
+    if (thread.joinable())
+      thread.join();
+  }
+
+  /// A step at `pos` starts now.
+  void stepStarts(int64_t pos) {
+    if (timeout <= 0)
+      return;
+    std::lock_guard<std::mutex> lock(mutex);
+    position = pos;
+    deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                  std::chrono::duration<double>(timeout));
+    armed = true;
+    wake.notify_all();
+  }
+
+  /// The generation is over (finalizing is not watched).
+  void disarm() {
+    std::lock_guard<std::mutex> lock(mutex);
+    armed = false;
+  }
+
+private:
+  using Clock = std::chrono::steady_clock;
+
+  void watch() {
+    std::unique_lock<std::mutex> lock(mutex);
+    while (!done) {
+      if (!armed) {
+        wake.wait(lock);
+        continue;
+      }
+      if (wake.wait_until(lock, deadline) == std::cv_status::timeout && armed &&
+          !done && Clock::now() >= deadline) {
+        std::fprintf(stderr,
+                     "tra: rank %d: %s: the step at position %lld has not "
+                     "finished after %g s (--step-timeout): a rank is hung "
+                     "or the step needs more time; ending the job\n",
+                     rank, kTool, static_cast<long long>(position), timeout);
+        std::fflush(stderr);
+        std::_Exit(1);
+      }
+    }
+  }
+
+  double timeout;
+  int rank;
+  std::mutex mutex;
+  std::condition_variable wake;
+  bool armed = false, done = false;
+  int64_t position = 0;
+  Clock::time_point deadline;
+  std::thread thread;
+};
 
 /// This process's rank as mpirun tells it, before MPI is initialized.
 int launcherRank() {
@@ -714,11 +797,18 @@ int main(int argc, char **argv) {
     config.tokenizer = &*tokenizer;
   }
 
-  std::optional<std::pair<int, int64_t>> kill = killRequest();
+  std::optional<std::pair<int, int64_t>> kill =
+      testHook("TRA_LLAMA_WORKER_KILL");
+  std::optional<std::pair<int, int64_t>> hang =
+      testHook("TRA_LLAMA_WORKER_HANG");
+  Watchdog watchdog(options->stepTimeout, rank);
   auto step = [&](const std::vector<int64_t> &tokens, int64_t pos, int64_t n,
                   std::vector<double> &logits) {
+    watchdog.stepStarts(pos);
     if (kill && kill->first == rank && pos >= kill->second)
       std::raise(SIGKILL);
+    while (hang && hang->first == rank && pos >= hang->second)
+      std::this_thread::sleep_for(std::chrono::seconds(1));
     return model.run(tokens, pos, n, logits);
   };
   // Every rank learns rank 0's choice: a sum in which the others add 0.
@@ -730,6 +820,7 @@ int main(int argc, char **argv) {
   if (std::string e = llama::generate(config, step, share, rank == 0);
       !e.empty())
     fatal(e);
+  watchdog.disarm();
   if (rank == 0 && model.cacheRelayouts > 0)
     std::fprintf(stderr,
                  "tra-llama: %lld KV caches moved to the next step program's "
