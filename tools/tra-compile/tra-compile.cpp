@@ -159,6 +159,9 @@ private:
   int emitNative(ModuleOp module, const ::tra::hw::HardwareDescription &hw,
                  const plan::CostModel &model);
   int emitMlir(ModuleOp module, const CodegenOptions &codegen);
+  /// The code generation options every emit mode takes from the command
+  /// line (entry, thread threshold).
+  CodegenOptions codegenOptions() const;
 
   Options &options;
   MLIRContext &context;
@@ -287,12 +290,9 @@ int Compiler::emitNative(ModuleOp module,
   OwningOpRef<ModuleOp> planned = module.clone();
   if (int status = plan(*planned, model))
     return status;
-  CodegenOptions codegen;
-  codegen.entry = options.entry;
+  CodegenOptions codegen = codegenOptions();
   codegen.numThreads =
       options.threads ? int64_t(options.threads) : hw.getDevice(0).cores;
-  if (options.parallelMinWork >= 0)
-    codegen.parallelMinWork = options.parallelMinWork;
   if (options.emit == EmitKind::Mlir)
     return emitMlir(module, codegen);
   LogicalResult result =
@@ -315,11 +315,8 @@ int Compiler::emitDistributed(ModuleOp module,
                 " devices (use --emit=exe, --emit=obj or --emit=plan)");
   if (int status = plan(module, model))
     return status;
-  CodegenOptions codegen;
-  codegen.entry = options.entry;
+  CodegenOptions codegen = codegenOptions();
   codegen.blockingMoves = options.blockingMoves;
-  if (options.parallelMinWork >= 0)
-    codegen.parallelMinWork = options.parallelMinWork;
   codegen.numThreads = options.threads        ? int64_t(options.threads)
                        : options.emulateOnCpu ? 1
                                               : hw.getDevice(0).cores;
@@ -328,6 +325,14 @@ int Compiler::emitDistributed(ModuleOp module,
           ? compileDistributedToExecutable(module, options.output, codegen)
           : compileDistributedToObject(module, options.output, codegen);
   return failed(result) ? fail(options.input + ": code generation failed") : 0;
+}
+
+CodegenOptions Compiler::codegenOptions() const {
+  CodegenOptions codegen;
+  codegen.entry = options.entry;
+  if (options.parallelMinWork >= 0)
+    codegen.parallelMinWork = options.parallelMinWork;
+  return codegen;
 }
 
 /// --emit=mlir: the module after each stage of the one-device lowering

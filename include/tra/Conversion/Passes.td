@@ -106,8 +106,8 @@ def ConvertLinalgToBLASPass
     that do not flatten (attention's query heads that share one key/value
     head) become `scf.for` loops around the call, the set with the fewest
     calls chosen, as long as each matrix product does at least 4096
-    multiply-adds. A
-    column-major output is handled by computing the transposed product. A `linalg.fill` of zero that
+    multiply-adds. A column-major output is handled by computing the
+    transposed product. A `linalg.fill` of zero that
     initializes the output right before the contraction is folded into
     `beta = 0`. Contractions whose layout BLAS cannot express, or that are
     smaller than `min-flops`, are left alone.

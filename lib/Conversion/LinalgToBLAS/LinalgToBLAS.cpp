@@ -307,23 +307,21 @@ static std::optional<GemmShape> analyzeContraction(linalg::LinalgOp op,
   };
 
   // Every subset of the peelable dims, fewest calls first (the empty set,
-  // one call, first).
-  if (peelable.size() > 8)
-    return std::nullopt;
-  SmallVector<std::pair<int64_t, unsigned>> subsets;
-  for (unsigned mask = 0; mask < (1u << peelable.size()); ++mask) {
+  // one call, first); with more than 8 such dims only the empty set.
+  unsigned numMasks = peelable.size() <= 8 ? 1u << peelable.size() : 1u;
+  SmallVector<std::pair<int64_t, SmallVector<unsigned>>> subsets;
+  for (unsigned mask = 0; mask < numMasks; ++mask) {
     int64_t calls = 1;
-    for (auto [i, d] : llvm::enumerate(peelable))
-      if (mask & (1u << i))
-        calls *= ranges[d];
-    subsets.push_back({calls, mask});
-  }
-  llvm::stable_sort(subsets, llvm::less_first());
-  for (auto [calls, mask] : subsets) {
     SmallVector<unsigned> peeled;
     for (auto [i, d] : llvm::enumerate(peelable))
-      if (mask & (1u << i))
+      if (mask & (1u << i)) {
+        calls *= ranges[d];
         peeled.push_back(d);
+      }
+    subsets.push_back({calls, std::move(peeled)});
+  }
+  llvm::stable_sort(subsets, llvm::less_first());
+  for (auto &[calls, peeled] : subsets) {
     std::optional<GemmShape> gemm = tryPeeling(peeled);
     if (!gemm)
       continue;
@@ -412,27 +410,9 @@ static void replaceWithSgemm(linalg::LinalgOp op, const GemmShape &gemm,
     return arith::ConstantFloatOp::create(builder, loc, builder.getF32Type(),
                                           APFloat(v));
   };
-  // The operands' first elements, then offset by the peeled loops.
-  Value address[3] = {elementAddress(builder, loc, a),
-                      elementAddress(builder, loc, b),
-                      elementAddress(builder, loc, c)};
-  for (const PeeledLoop &loop : gemm.loops) {
-    Value zero = arith::ConstantIndexOp::create(builder, loc, 0);
-    Value one = arith::ConstantIndexOp::create(builder, loc, 1);
-    Value extent = arith::ConstantIndexOp::create(builder, loc, loop.extent);
-    auto forOp = scf::ForOp::create(builder, loc, zero, extent, one);
-    builder.setInsertionPointToStart(forOp.getBody());
-    for (unsigned operand = 0; operand < 3; ++operand) {
-      if (loop.stride[operand] == 0)
-        continue;
-      Value bytes = arith::ConstantIndexOp::create(
-          builder, loc, loop.stride[operand] * int64_t(sizeof(float)));
-      Value offset =
-          arith::MulIOp::create(builder, loc, forOp.getInductionVar(), bytes);
-      address[operand] =
-          arith::AddIOp::create(builder, loc, address[operand], offset);
-    }
-  }
+  // The scalar arguments, outside the peeled loops; the pointers (null
+  // here) are set in the innermost loop.
+  constexpr unsigned kPointerArg[3] = {7, 10, 14};
   SmallVector<Value> args = {i64(gemm.batch),
                              i64(aLayout.transposed),
                              i64(bLayout.transposed),
@@ -440,16 +420,41 @@ static void replaceWithSgemm(linalg::LinalgOp op, const GemmShape &gemm,
                              i64(gemm.c.cols),
                              i64(gemm.a.cols),
                              f32(1.0f),
-                             toPointer(builder, loc, address[0]),
+                             nullptr,
                              i64(aLayout.ld),
                              i64(gemm.batchStride[0]),
-                             toPointer(builder, loc, address[1]),
+                             nullptr,
                              i64(bLayout.ld),
                              i64(gemm.batchStride[1]),
                              f32(zeroInit ? 0.0f : 1.0f),
-                             toPointer(builder, loc, address[2]),
+                             nullptr,
                              i64(cLayout.ld),
                              i64(gemm.batchStride[2])};
+  // The operands' first elements, then offset by the peeled loops.
+  Value address[3] = {elementAddress(builder, loc, a),
+                      elementAddress(builder, loc, b),
+                      elementAddress(builder, loc, c)};
+  if (!gemm.loops.empty()) {
+    Value zero = arith::ConstantIndexOp::create(builder, loc, 0);
+    Value one = arith::ConstantIndexOp::create(builder, loc, 1);
+    for (const PeeledLoop &loop : gemm.loops) {
+      Value extent = arith::ConstantIndexOp::create(builder, loc, loop.extent);
+      auto forOp = scf::ForOp::create(builder, loc, zero, extent, one);
+      builder.setInsertionPointToStart(forOp.getBody());
+      for (unsigned operand = 0; operand < 3; ++operand) {
+        if (loop.stride[operand] == 0)
+          continue;
+        Value bytes = arith::ConstantIndexOp::create(
+            builder, loc, loop.stride[operand] * int64_t(sizeof(float)));
+        Value offset =
+            arith::MulIOp::create(builder, loc, forOp.getInductionVar(), bytes);
+        address[operand] =
+            arith::AddIOp::create(builder, loc, address[operand], offset);
+      }
+    }
+  }
+  for (unsigned operand = 0; operand < 3; ++operand)
+    args[kPointerArg[operand]] = toPointer(builder, loc, address[operand]);
   func::CallOp::create(builder, loc, sgemm, args);
   op->erase();
 }
