@@ -5,7 +5,8 @@
 // bf16, with and without grouped-query attention, plus the unsplit weights as
 // f32 .npy files; the runtime must read every weight, and every tile of one,
 // bit-exactly, and report each kind of damaged checkpoint naming the file and
-// tensor. Skipped when /usr/bin/python3 cannot import torch.
+// tensor. Fails when /usr/bin/python3 cannot import torch (a declared
+// dependency).
 //
 //===----------------------------------------------------------------------===//
 
@@ -25,16 +26,6 @@ using namespace tra::rt;
 using namespace tra::rt::test;
 
 namespace {
-
-const char *const kPython = "/usr/bin/python3";
-
-bool haveTorch() {
-  static const bool have =
-      ::access(kPython, X_OK) == 0 &&
-      runCommand(std::string(kPython) + " -c 'import torch, numpy'").exitCode ==
-          0;
-  return have;
-}
 
 /// A valid checkpoint of the test matrix.
 struct Config {
@@ -263,8 +254,7 @@ std::string checkpoints() {
 }
 
 #define REQUIRE_CHECKPOINTS(root)                                              \
-  if (!haveTorch())                                                            \
-    GTEST_SKIP() << kPython << " with torch and numpy not found";              \
+  TRA_REQUIRE_PYTHON("torch, numpy");                                          \
   const std::string root = checkpoints();                                      \
   if (root.empty())                                                            \
     return;

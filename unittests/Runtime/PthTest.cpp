@@ -3,7 +3,8 @@
 // PyTorch (/usr/bin/python3 with torch) writes files with torch.save, plus the
 // bytes every tensor should read as; the runtime reads them without Python.
 // Other files are built by hand (zip64 archives, hand-made pickles) or
-// damaged on purpose. Skipped when /usr/bin/python3 cannot import torch.
+// damaged on purpose. Fails when /usr/bin/python3 cannot import torch (a
+// declared dependency).
 //
 //===----------------------------------------------------------------------===//
 
@@ -22,21 +23,7 @@ using namespace tra::rt::test;
 
 namespace {
 
-const char *const kPython = "/usr/bin/python3";
-
-bool haveTorch() {
-  static const bool have =
-      ::access(kPython, X_OK) == 0 &&
-      runCommand(std::string(kPython) + " -c 'import torch, numpy'").exitCode ==
-          0;
-  return have;
-}
-
-#define REQUIRE_TORCH()                                                        \
-  do {                                                                         \
-    if (!haveTorch())                                                          \
-      GTEST_SKIP() << kPython << " with torch and numpy not found";            \
-  } while (false)
+#define REQUIRE_TORCH() TRA_REQUIRE_PYTHON("torch, numpy")
 
 /// Runs `script` with the directory as `d` (and argv[1]).
 CommandResult runPython(const TempDir &dir, const std::string &script) {
@@ -412,8 +399,7 @@ def fake_torch_file(path, tensors, storages, protocol=2, byteorder='little'):
 )";
 
 TEST(PthTest, HandMadePickles) {
-  if (::access(kPython, X_OK) != 0)
-    GTEST_SKIP() << kPython << " not found";
+  TRA_REQUIRE_PYTHON("");
   TempDir dir;
   CommandResult result = runPython(dir, std::string(kFakeTorch) + R"(
 halves = struct.pack('<6e', 1, 2, 3, 4, 5, 6)

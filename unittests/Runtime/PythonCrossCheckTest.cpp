@@ -3,7 +3,7 @@
 // NumPy writes .npy files that the runtime reads, and reads the ones it
 // writes; Python writes safetensors files by hand (struct + json, from the
 // format description) that the runtime reads, and parses the ones it writes.
-// Skipped when /usr/bin/python3 does not exist.
+// Fails when /usr/bin/python3 cannot import NumPy (a declared dependency).
 //
 //===----------------------------------------------------------------------===//
 
@@ -21,8 +21,6 @@ using namespace tra::rt::test;
 
 namespace {
 
-const char *const kPython = "/usr/bin/python3";
-
 /// Runs `script` (after the `expected` helper) with the directory as argv[1].
 CommandResult runPython(const TempDir &dir, const std::string &script) {
   std::string path = dir.file("script.py");
@@ -34,11 +32,7 @@ CommandResult runPython(const TempDir &dir, const std::string &script) {
                     shellQuote(dir.path()));
 }
 
-#define REQUIRE_PYTHON()                                                       \
-  do {                                                                         \
-    if (::access(kPython, X_OK) != 0)                                          \
-      GTEST_SKIP() << kPython << " not found";                                 \
-  } while (false)
+#define REQUIRE_PYTHON() TRA_REQUIRE_PYTHON("numpy")
 
 /// Checks that `tensor` holds `expectedValue(dtype, i)` in every element.
 void expectValues(const HostTensor &tensor, DType dtype,

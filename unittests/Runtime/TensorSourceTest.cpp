@@ -28,16 +28,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const char *const kPython = "/usr/bin/python3";
-
-bool haveTorch() {
-  static const bool have =
-      ::access(kPython, X_OK) == 0 &&
-      runCommand(std::string(kPython) + " -c 'import torch, numpy'").exitCode ==
-          0;
-  return have;
-}
-
 #define EXPECT_ERROR(result, ...)                                              \
   do {                                                                         \
     auto &&r_ = (result);                                                      \
@@ -251,8 +241,7 @@ TEST(TensorSourceTest, Llama2c) {
 //===----------------------------------------------------------------------===//
 
 TEST(TensorSourceTest, MetaShards) {
-  if (!haveTorch())
-    GTEST_SKIP() << kPython << " with torch and numpy not found";
+  TRA_REQUIRE_PYTHON("torch, numpy");
   TempDir dir;
   JsonValue specs = JsonValue::array();
   struct Case {

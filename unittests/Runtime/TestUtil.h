@@ -15,6 +15,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <string>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -184,6 +185,47 @@ inline std::string shellQuote(const std::string &text) {
   }
   return out + "'";
 }
+
+/// The Python the cross-checks run. NumPy and PyTorch are declared
+/// dependencies of the tests (scripts/setup.sh installs python3-numpy and
+/// python3-torch), so a test that needs them fails, rather than skips, when
+/// they are missing: a skipped cross-check looks like a passing one.
+inline const char *const kPython = "/usr/bin/python3";
+
+/// "" when kPython runs and imports `modules` (e.g. "torch, numpy"; "" for
+/// Python alone); otherwise what is wrong and how to fix it.
+/// Each answer is computed once per process.
+inline std::string pythonProblem(const std::string &modules) {
+  static std::map<std::string, std::string> known;
+  auto it = known.find(modules);
+  if (it != known.end())
+    return it->second;
+  std::string &problem = known[modules];
+  if (::access(kPython, X_OK) != 0)
+    return problem = std::string(kPython) +
+                     " not found: the runtime's cross-checks need it (run "
+                     "scripts/setup.sh, or apt-get install python3 "
+                     "python3-numpy python3-torch)";
+  if (modules.empty())
+    return problem;
+  CommandResult result = runCommand(std::string(kPython) + " -c " +
+                                    shellQuote("import " + modules));
+  if (result.exitCode != 0)
+    problem = std::string(kPython) + " cannot import " + modules +
+              ", declared dependencies of these tests (run scripts/setup.sh, "
+              "or apt-get install python3-numpy python3-torch):\n" +
+              result.output;
+  return problem;
+}
+
+/// Fails the test (fatally, from the test body) unless kPython imports
+/// `modules`.
+#define TRA_REQUIRE_PYTHON(modules)                                            \
+  do {                                                                         \
+    std::string problem_ = ::tra::rt::test::pythonProblem(modules);            \
+    if (!problem_.empty())                                                     \
+      GTEST_FAIL() << problem_;                                                \
+  } while (false)
 
 } // namespace tra::rt::test
 
