@@ -8,6 +8,7 @@ it at its offsets, and compares the whole with GATHERED.npy (the same
 result gathered to rank 0) bit for bit. Prints "NAME: OK (N tiles)" or
 "NAME: FAIL (...)": a tile whose file, dtype or shape disagrees with the
 manifest, an element covered by no tile or by two, or any difference.
+Exits 1 on FAIL.
 """
 import json
 import os
@@ -31,20 +32,22 @@ def main():
         if data.shape != tuple(tile["shape"]) or data.dtype != dtype:
             print(f"{name}: FAIL {tile['file']} holds {data.dtype}{list(data.shape)}, "
                   f"the manifest says {dtype}{tile['shape']}")
-            return
+            sys.exit(1)
         region = tuple(slice(o, o + n) for o, n in zip(tile["offsets"], tile["shape"]))
         whole[region] = data
         covered[region] += 1
     if (covered != 1).any():
         print(f"{name}: FAIL elements covered {covered.min()} to {covered.max()} times")
-        return
+        sys.exit(1)
     gathered = np.load(gathered_path)
     if gathered.dtype != dtype or gathered.shape != shape:
         print(f"{name}: FAIL gathered {gathered.dtype}{list(gathered.shape)}")
-        return
+        sys.exit(1)
     same = np.array_equal(whole.view(np.uint8), gathered.view(np.uint8))
     print(f"{name}: {'OK' if same else 'FAIL differs from the gathered result'} "
           f"({len(manifest['tiles'])} tiles)")
+    if not same:
+        sys.exit(1)
 
 
 if __name__ == "__main__":

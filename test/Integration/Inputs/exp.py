@@ -3,7 +3,8 @@
 
     exp.py gen DIR     writes DIR/x.npy: exp's whole f32 domain, random
                        values and special values
-    exp.py check DIR   compares DIR/y.npy with NumPy's exp in float64
+    exp.py check DIR   compares DIR/y.npy with NumPy's exp in float64;
+                       prints "exp: OK", or "exp: FAIL" and exits 1
 """
 import os
 import sys
@@ -45,6 +46,8 @@ def check(d):
           f"{'ok' if special_ok else 'WRONG'}")
     ok = ulps.max() <= 8 and small_ok and special_ok
     print("exp: OK" if ok else "exp: FAIL")
+    if not ok:
+        sys.exit(1)
 
 
 if __name__ == "__main__":

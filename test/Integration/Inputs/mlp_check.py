@@ -7,7 +7,8 @@
         DIR/NAME.npy against relu(h W^T + b) per layer in float64.
 
 Prints "NAME: OK (...)" or "NAME: FAIL (...)"; the error allowed is 1e-5
-times the largest magnitude of the reference (at least 1).
+times the largest magnitude of the reference (at least 1). Exits 1 when
+any NAME FAILs.
 """
 import os
 import sys
@@ -37,14 +38,22 @@ def main():
         b = np.load(os.path.join(d, f"b{i}.npy")).astype(np.float64)
         h = np.maximum(h @ w.T + b, 0.0)
     scale = max(1.0, float(np.abs(h).max()))
+    failed = []
     for name in sys.argv[3:]:
         got = np.load(os.path.join(d, name + ".npy"))
         if got.shape != h.shape:
             print(f"{name}: FAIL shape {got.shape} != {h.shape}")
+            failed.append(name)
             continue
         err = float(np.abs(got.astype(np.float64) - h).max())
-        print(f"{name}: {'OK' if err <= 1e-5 * scale else 'FAIL'} "
+        ok = err <= 1e-5 * scale
+        print(f"{name}: {'OK' if ok else 'FAIL'} "
               f"(max abs error {err:.3g}, largest value {scale:.3g})")
+        if not ok:
+            failed.append(name)
+    if failed:
+        sys.stdout.flush()
+        sys.exit(f"mlp_check.py: FAIL: {', '.join(failed)}")
 
 
 if __name__ == "__main__":

@@ -4,7 +4,7 @@
     threads.py gen DIR     writes DIR/{x,b,w,table,ids,small}.npy
     threads.py check DIR   compares DIR/t1_NAME.npy and DIR/t2_NAME.npy (the
                            executable run on 1 and 2 threads) with NumPy, and
-                           with each other bit for bit
+                           with each other bit for bit; exits 1 on FAIL
 """
 import os
 import sys
@@ -57,6 +57,8 @@ def check(d):
               f"{'identical' if same else 'DIFFER'}")
         ok = ok and same and err < 1e-5
     print("threads: OK" if ok else "threads: FAIL")
+    if not ok:
+        sys.exit(1)
 
 
 if __name__ == "__main__":
