@@ -1,6 +1,7 @@
 //===- Passes.cpp - Decomposition optimizer passes ------------------------===//
 
 #include "tra/Optimizer/Passes.h"
+#include "tra/Optimizer/Pipeline.h"
 #include "tra/Optimizer/Planner.h"
 
 #include "tra/Hardware/Hardware.h"
@@ -33,14 +34,16 @@ loadCostModel(ModuleOp module, StringRef passName, StringRef spec) {
   return CostModel(*hardware);
 }
 
-/// Plans every function with a body; false after emitting an error.
-static bool assignAll(ModuleOp module, const CostModel &model,
-                      const PlannerOptions &options) {
+/// Runs `plan` (assignPartitions or planFunction) on every function with a
+/// body; false after emitting its errors at the functions.
+static bool
+planAll(ModuleOp module,
+        llvm::function_ref<llvm::Expected<PlanSummary>(func::FuncOp)> plan) {
   bool ok = true;
   for (auto func : module.getOps<func::FuncOp>()) {
     if (func.isDeclaration())
       continue;
-    auto summary = assignPartitions(func, model, options);
+    auto summary = plan(func);
     if (!summary) {
       func.emitError() << llvm::toString(summary.takeError());
       ok = false;
@@ -68,7 +71,9 @@ struct AssignPartitionsPass
     PlannerOptions options;
     options.beam = beam;
     options.choices.maxSplitIndices = maxSplitIndices;
-    if (!model || !assignAll(getOperation(), *model, options))
+    if (!model || !planAll(getOperation(), [&](func::FuncOp func) {
+          return assignPartitions(func, *model, options);
+        }))
       signalPassFailure();
   }
 };
@@ -92,11 +97,13 @@ struct DecomposePass : public mlir::tra::impl::DecomposeBase<DecomposePass> {
     PlannerOptions options;
     options.beam = beam;
     options.choices.maxSplitIndices = maxSplitIndices;
-    if (!model || !assignAll(getOperation(), *model, options) ||
-        !insertAll(getOperation(), *model))
+    if (!model || !planAll(getOperation(), [&](func::FuncOp func) {
+          return planFunction(func, *model, options);
+        }))
       signalPassFailure();
   }
 };
+
 struct VerifyPlanPass : public mlir::tra::impl::VerifyPlanBase<VerifyPlanPass> {
   using Base::Base;
   void runOnOperation() override {

@@ -3,8 +3,9 @@
 //   tra-compile MODEL.mlir [--hw FILE.json|local] [--emit=plan] [--explain]
 //               [--dot=FILE.dot] [-o FILE]
 //
-// Reads a model-level tra program, inlines it, and plans its decomposition
-// for the hardware described by --hw. --emit selects what is written:
+// Reads a model-level tra program and plans it for the hardware described by
+// --hw (plan::planModule: inline, then the decomposition of every function).
+// --emit selects what is written:
 //
 //   plan   the planned IR: every tensor value with its distribution and the
 //          tile moves made explicit (tra_plan dialect).
@@ -26,20 +27,17 @@
 #include "tra/Conversion/Pipeline/Pipeline.h"
 #include "tra/Dialect/TRA/IR/TRADialect.h"
 #include "tra/Hardware/Hardware.h"
-#include "tra/Optimizer/Passes.h"
+#include "tra/Optimizer/Pipeline.h"
 #include "tra/Optimizer/PlanDialect.h"
-#include "tra/Optimizer/Planner.h"
 #include "tra/Optimizer/Report.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/Extensions/InlinerExtension.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Math/IR/Math.h"
-#include "mlir/IR/Verifier.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
-#include "mlir/Transforms/Passes.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/SourceMgr.h"
@@ -141,7 +139,7 @@ struct Options {
 class Compiler {
 public:
   Compiler(Options &options, MLIRContext &context)
-      : options(options), context(context) {}
+      : options(options), context(context), emit(options.emit) {}
 
   int run();
 
@@ -151,13 +149,12 @@ private:
     return 1;
   }
   OwningOpRef<ModuleOp> load();
-  LogicalResult prepare(ModuleOp module);
-  int plan(ModuleOp module, const plan::CostModel &model);
+  int checkEntry(ModuleOp module);
+  int plan(ModuleOp module, const ::tra::hw::HardwareDescription &hw);
   int emitPlan(ModuleOp module, const plan::CostModel &model);
-  int emitDistributed(ModuleOp module, const ::tra::hw::HardwareDescription &hw,
-                      const plan::CostModel &model);
-  int emitNative(ModuleOp module, const ::tra::hw::HardwareDescription &hw,
-                 const plan::CostModel &model);
+  int emitDistributed(ModuleOp module,
+                      const ::tra::hw::HardwareDescription &hw);
+  int emitNative(ModuleOp module, const ::tra::hw::HardwareDescription &hw);
   int emitMlir(ModuleOp module, const CodegenOptions &codegen);
   /// The code generation options every emit mode takes from the command
   /// line (entry, thread threshold).
@@ -165,6 +162,7 @@ private:
 
   Options &options;
   MLIRContext &context;
+  EmitKind emit;
   /// Summaries of the planned functions, for --explain.
   llvm::StringMap<plan::PlanSummary> summaries;
 };
@@ -186,54 +184,31 @@ OwningOpRef<ModuleOp> Compiler::load() {
   return module;
 }
 
-/// Inlines the model into its entry points and removes what is left over.
-LogicalResult Compiler::prepare(ModuleOp module) {
-  PassManager pm(&context);
-  pm.addPass(createInlinerPass());
-  pm.addPass(createSymbolDCEPass());
-  return pm.run(module);
+/// Checks that the model has what --entry names, or something to plan.
+int Compiler::checkEntry(ModuleOp module) {
+  auto hasBody = [&](func::FuncOp func) {
+    return !func.isDeclaration() &&
+           (options.entry.empty() || func.getSymName() == options.entry);
+  };
+  if (llvm::any_of(module.getOps<func::FuncOp>(), hasBody))
+    return 0;
+  return fail(options.entry.empty()
+                  ? options.input + ": no function with a body to plan"
+                  : options.input + ": no function @" + options.entry);
 }
 
-int Compiler::plan(ModuleOp module, const plan::CostModel &model) {
-  plan::PlannerOptions plannerOptions;
-  plannerOptions.beam = options.beam;
-  plannerOptions.choices.maxSplitIndices = options.maxSplit;
-  unsigned planned = 0;
-  for (auto func : module.getOps<func::FuncOp>()) {
-    if (func.isDeclaration() ||
-        (!options.entry.empty() && func.getSymName() != options.entry))
-      continue;
-    // A function planned already (e.g. a plan edited by hand) is kept as it
-    // is, if it is consistent and made for this many devices.
-    if (auto devices = func->getAttrOfType<IntegerAttr>(
-            plan::PlanDialect::kNumDevicesAttrName)) {
-      if (devices.getInt() != int64_t(model.getHardware().numDevices()))
-        return fail(options.input + ": @" + func.getSymName() +
-                    " is planned for " + llvm::Twine(devices.getInt()) +
-                    " devices, the hardware has " +
-                    llvm::Twine(model.getHardware().numDevices()));
-      if (failed(plan::verifyPlan(func)))
-        return fail(options.input + ": @" + func.getSymName() +
-                    ": the given plan is inconsistent");
-      ++planned;
-      continue;
-    }
-    auto summary = plan::assignPartitions(func, model, plannerOptions);
-    if (!summary)
-      return fail(llvm::toString(summary.takeError()));
-    if (failed(plan::insertRepartitions(func, model)) ||
-        failed(plan::verifyPlan(func)))
-      return fail("internal error: @" + func.getSymName() +
-                  ": the plan is inconsistent");
-    summaries[func.getSymName()] = *summary;
-    ++planned;
-  }
+/// Plans `module` for `hw` (plan::planModule); a function planned already
+/// (e.g. a plan edited by hand) is kept if it is consistent and made for
+/// this many devices.
+int Compiler::plan(ModuleOp module, const ::tra::hw::HardwareDescription &hw) {
+  plan::PlanOptions planOptions;
+  planOptions.entry = options.entry;
+  planOptions.planner.beam = options.beam;
+  planOptions.planner.choices.maxSplitIndices = options.maxSplit;
+  auto planned = plan::planModule(module, hw, planOptions);
   if (!planned)
-    return fail(options.entry.empty()
-                    ? options.input + ": no function with a body to plan"
-                    : options.input + ": no function @" + options.entry);
-  if (failed(verify(module)))
-    return fail("internal error: the planned module does not verify");
+    return fail(llvm::toString(planned.takeError()));
+  summaries = std::move(*planned);
   return 0;
 }
 
@@ -269,13 +244,12 @@ int Compiler::emitPlan(ModuleOp module, const plan::CostModel &model) {
 /// model is planned on a copy (which checks that it fits the device's
 /// memory) and the unpartitioned module is compiled.
 int Compiler::emitNative(ModuleOp module,
-                         const ::tra::hw::HardwareDescription &hw,
-                         const plan::CostModel &model) {
-  if (options.output.empty() && options.emit != EmitKind::Mlir)
+                         const ::tra::hw::HardwareDescription &hw) {
+  if (options.output.empty() && emit != EmitKind::Mlir)
     return fail("--emit=" +
-                llvm::Twine(options.emit == EmitKind::Exe   ? "exe"
-                            : options.emit == EmitKind::Lib ? "lib"
-                                                            : "obj") +
+                llvm::Twine(emit == EmitKind::Exe   ? "exe"
+                            : emit == EmitKind::Lib ? "lib"
+                                                    : "obj") +
                 " needs -o FILE");
   bool hasGpu = false;
   for (unsigned d = 0; d < hw.numDevices(); ++d)
@@ -286,19 +260,19 @@ int Compiler::emitNative(ModuleOp module,
                 "--emulate-on-cpu compiles its plan with CPU code for every "
                 "device (one MPI rank per device)");
   if (hw.numDevices() != 1)
-    return emitDistributed(module, hw, model);
+    return emitDistributed(module, hw);
   OwningOpRef<ModuleOp> planned = module.clone();
-  if (int status = plan(*planned, model))
+  if (int status = plan(*planned, hw))
     return status;
   CodegenOptions codegen = codegenOptions();
   codegen.numThreads =
       options.threads ? int64_t(options.threads) : hw.getDevice(0).cores;
-  if (options.emit == EmitKind::Mlir)
+  if (emit == EmitKind::Mlir)
     return emitMlir(module, codegen);
   LogicalResult result =
-      options.emit == EmitKind::Exe
+      emit == EmitKind::Exe
           ? compileToExecutable(module, options.output, codegen)
-      : options.emit == EmitKind::Lib
+      : emit == EmitKind::Lib
           ? compileToLibrary(module, options.output, codegen)
           : compileToObject(module, options.output, codegen);
   return failed(result) ? fail(options.input + ": code generation failed") : 0;
@@ -307,13 +281,12 @@ int Compiler::emitNative(ModuleOp module,
 /// Code generation for a plan over several devices: one program per device,
 /// run as one MPI rank each (runtime/mpi).
 int Compiler::emitDistributed(ModuleOp module,
-                              const ::tra::hw::HardwareDescription &hw,
-                              const plan::CostModel &model) {
-  if (options.emit != EmitKind::Exe && options.emit != EmitKind::Obj)
+                              const ::tra::hw::HardwareDescription &hw) {
+  if (emit != EmitKind::Exe && emit != EmitKind::Obj)
     return fail("--emit=mlir and --emit=lib are for one-device hardware; " +
                 hw.getName() + " has " + llvm::Twine(hw.numDevices()) +
                 " devices (use --emit=exe, --emit=obj or --emit=plan)");
-  if (int status = plan(module, model))
+  if (int status = plan(module, hw))
     return status;
   CodegenOptions codegen = codegenOptions();
   codegen.blockingMoves = options.blockingMoves;
@@ -321,7 +294,7 @@ int Compiler::emitDistributed(ModuleOp module,
                        : options.emulateOnCpu ? 1
                                               : hw.getDevice(0).cores;
   LogicalResult result =
-      options.emit == EmitKind::Exe
+      emit == EmitKind::Exe
           ? compileDistributedToExecutable(module, options.output, codegen)
           : compileDistributedToObject(module, options.output, codegen);
   return failed(result) ? fail(options.input + ": code generation failed") : 0;
@@ -383,26 +356,16 @@ int Compiler::run() {
   auto hardware = ::tra::hw::loadHardware(options.hw);
   if (!hardware)
     return fail(llvm::toString(hardware.takeError()));
-  plan::CostModel model(*hardware);
   OwningOpRef<ModuleOp> module = load();
   if (!module)
     return 1;
-  if (failed(prepare(*module)))
-    return fail(options.input + ": cannot inline the model");
-  if (options.emit != EmitKind::Plan)
-    return emitNative(*module, *hardware, model);
-  if (int status = plan(*module, model))
+  if (int status = checkEntry(*module))
     return status;
-  switch (options.emit) {
-  case EmitKind::Plan:
-    return emitPlan(*module, model);
-  case EmitKind::Exe:
-  case EmitKind::Obj:
-  case EmitKind::Mlir:
-  case EmitKind::Lib:
-    break;
-  }
-  return 1;
+  if (emit != EmitKind::Plan)
+    return emitNative(*module, *hardware);
+  if (int status = plan(*module, *hardware))
+    return status;
+  return emitPlan(*module, plan::CostModel(*hardware));
 }
 
 int main(int argc, char **argv) {

@@ -10,6 +10,7 @@
 #include "tra/Conversion/Pipeline/Pipeline.h"
 #include "tra/Dialect/TRA/IR/TRADialect.h"
 #include "tra/Optimizer/Passes.h"
+#include "tra/Optimizer/Pipeline.h"
 #include "tra/Optimizer/PlanDialect.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -29,6 +30,7 @@ int main(int argc, char **argv) {
   mlir::registerSymbolDCEPass();
   mlir::tra::registerTRAConversionPasses();
   mlir::tra::registerOptimizerPasses();
+  mlir::tra::plan::registerPlanningPipeline();
   mlir::tra::registerTRAToLLVMPipeline();
   mlir::tra::registerTRADistributePasses();
   mlir::bufferization::registerOneShotBufferizePass();

@@ -17,7 +17,8 @@ namespace tra {
 #include "tra/Optimizer/Passes.h.inc"
 
 /// Registers the passes of the optimizer (tra-assign-partitions,
-/// tra-insert-repartitions, tra-decompose) with the pass registry.
+/// tra-insert-repartitions, tra-decompose, tra-verify-plan) with the pass
+/// registry; the pipeline that chains them is in Pipeline.h.
 #define GEN_PASS_REGISTRATION
 #include "tra/Optimizer/Passes.h.inc"
 

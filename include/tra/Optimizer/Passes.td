@@ -94,12 +94,18 @@ def Decompose : Pass<"tra-decompose", "::mlir::ModuleOp"> {
   let summary = "plan the decomposition and insert the tile moves";
   let description = [{
     `tra-assign-partitions` followed by `tra-insert-repartitions` with the
-    same hardware: the model-level program becomes a planned program in
-    which every tensor value has a distribution, every operation reads its
+    same hardware, then the checks of `tra-verify-plan`, on every function
+    with a body: the model-level program becomes a planned program in which
+    every tensor value has a distribution, every operation reads its
     operands in the distribution their producers write, and all movement of
     tiles between devices is explicit.
 
+    The `tra-plan-pipeline` pass pipeline (`plan::buildPlanningPipeline`,
+    the sequence tra-compile and tra-llama plan with) runs `inline` and
+    `symbol-dce` first:
+
     ```
+    tra-opt --tra-plan-pipeline="hw=hw/dgx-8.json" model.mlir
     tra-opt --inline --tra-decompose="hw=hw/dgx-8.json" model.mlir
     ```
   }];

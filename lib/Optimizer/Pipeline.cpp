@@ -1,0 +1,114 @@
+//===- Pipeline.cpp - The planning pipeline -------------------------------===//
+
+#include "tra/Optimizer/Pipeline.h"
+#include "tra/Optimizer/Passes.h"
+#include "tra/Optimizer/PlanDialect.h"
+
+#include "tra/Hardware/Hardware.h"
+
+#include "mlir/Dialect/Func/Extensions/InlinerExtension.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+
+using namespace mlir;
+using namespace mlir::tra;
+using namespace mlir::tra::plan;
+
+/// Step 1: every call inlined, the functions left unused removed.
+static void addInliningPasses(OpPassManager &pm) {
+  pm.addPass(createInlinerPass());
+  pm.addPass(createSymbolDCEPass());
+}
+
+llvm::Expected<PlanSummary> plan::planFunction(func::FuncOp func,
+                                               const CostModel &model,
+                                               const PlannerOptions &options) {
+  auto summary = assignPartitions(func, model, options);
+  if (!summary)
+    return summary.takeError();
+  if (failed(insertRepartitions(func, model)) || failed(verifyPlan(func)))
+    return llvm::createStringError("internal error: @" + func.getSymName() +
+                                   ": the plan is inconsistent");
+  return summary;
+}
+
+/// Checks a function planned already: made for `numDevices` devices and
+/// consistent.
+static llvm::Error checkGivenPlan(func::FuncOp func, IntegerAttr devices,
+                                  unsigned numDevices) {
+  if (devices.getInt() != int64_t(numDevices))
+    return llvm::createStringError(
+        "@" + func.getSymName() + " is planned for " +
+        llvm::Twine(devices.getInt()) + " devices, the hardware has " +
+        llvm::Twine(numDevices));
+  if (failed(verifyPlan(func)))
+    return llvm::createStringError("@" + func.getSymName() +
+                                   ": the given plan is inconsistent");
+  return llvm::Error::success();
+}
+
+llvm::Expected<llvm::StringMap<PlanSummary>>
+plan::planModule(ModuleOp module,
+                 const ::tra::hw::HardwareDescription &hardware,
+                 const PlanOptions &options) {
+  MLIRContext *context = module.getContext();
+  DialectRegistry registry;
+  func::registerInlinerExtension(registry);
+  context->appendDialectRegistry(registry);
+  context->getOrLoadDialect<PlanDialect>();
+
+  PassManager pm(context);
+  addInliningPasses(pm);
+  if (failed(pm.run(module)))
+    return llvm::createStringError("cannot inline the model");
+
+  CostModel model(hardware);
+  llvm::StringMap<PlanSummary> summaries;
+  unsigned planned = 0;
+  for (auto func : module.getOps<func::FuncOp>()) {
+    if (func.isDeclaration() ||
+        (!options.entry.empty() && func.getSymName() != options.entry))
+      continue;
+    ++planned;
+    if (auto devices = func->getAttrOfType<IntegerAttr>(
+            PlanDialect::kNumDevicesAttrName)) {
+      if (llvm::Error error =
+              checkGivenPlan(func, devices, hardware.numDevices()))
+        return std::move(error);
+      continue;
+    }
+    auto summary = planFunction(func, model, options.planner);
+    if (!summary)
+      return summary.takeError();
+    summaries[func.getSymName()] = *summary;
+  }
+  if (!planned)
+    return llvm::createStringError(options.entry.empty()
+                                       ? "no function with a body to plan"
+                                       : "no function @" + options.entry);
+  if (failed(verify(module)))
+    return llvm::createStringError(
+        "internal error: the planned module does not verify");
+  return summaries;
+}
+
+void plan::buildPlanningPipeline(OpPassManager &pm,
+                                 const PlanPipelineOptions &options) {
+  addInliningPasses(pm);
+  DecomposeOptions decompose;
+  decompose.hw = options.hw;
+  decompose.beam = options.beam;
+  decompose.maxSplitIndices = options.maxSplitIndices;
+  pm.addPass(createDecompose(decompose));
+}
+
+void plan::registerPlanningPipeline() {
+  PassPipelineRegistration<PlanPipelineOptions>(
+      "tra-plan-pipeline",
+      "Plan a model-level tra module for a hardware description: inline, "
+      "symbol-dce, tra-decompose (assign partitions, insert repartitions, "
+      "verify the plan)",
+      buildPlanningPipeline);
+}
