@@ -1,12 +1,12 @@
 //===- Reshard.cpp - tra-llama reshard: re-split a checkpoint for a plan --===//
 //
-// The plan is made the way tra-compile --emit=plan makes it (inline, then
-// plan::assignPartitions with the default planner options), for the @forward
-// step tra-llama builds from the checkpoint's parameters; every weight
-// argument then carries tra_plan.dist, whose tiles (TensorDist, balanced
-// uneven splits in multiples of `unit`, row-major tile order, replicas as
-// several devices per tile) become the tiles of the split. Device d of the
-// hardware description is rank d.
+// The plan is made the way tra-compile --emit=plan makes it (plan::planModule
+// with the default planner options), for the @forward step tra-llama builds
+// from the checkpoint's parameters; every weight argument then carries
+// tra_plan.dist, whose tiles (TensorDist, balanced uneven splits in multiples
+// of `unit`, row-major tile order, replicas as several devices per tile)
+// become the tiles of the split. Device d of the hardware description is
+// rank d.
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,8 +18,8 @@
 #include "tra/Frontend/Llama.h"
 #include "tra/Hardware/Hardware.h"
 #include "tra/Optimizer/Distribution.h"
+#include "tra/Optimizer/Pipeline.h"
 #include "tra/Optimizer/PlanDialect.h"
-#include "tra/Optimizer/Planner.h"
 #include "tra/Runtime/TensorSource.h"
 #include "tra/Runtime/TraSplit.h"
 
@@ -29,8 +29,6 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Verifier.h"
-#include "mlir/Pass/PassManager.h"
-#include "mlir/Transforms/Passes.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/Format.h"
@@ -128,20 +126,14 @@ int mlir::tra::runReshard(const ReshardRequest &request) {
       buildLlamaModule(&context, params, request.seqLen);
   if (failed(verify(*module)))
     return fail("internal error: the generated model does not verify");
-  PassManager pm(&context);
-  pm.addPass(createInlinerPass());
-  pm.addPass(createSymbolDCEPass());
-  if (failed(pm.run(*module)))
-    return fail("internal error: cannot inline the model");
-  auto forward = module->lookupSymbol<func::FuncOp>("forward");
-  if (!forward)
-    return fail("internal error: the model has no @forward");
-  plan::CostModel model(*hw);
-  plan::PlannerOptions plannerOptions;
-  auto summary = plan::assignPartitions(forward, model, plannerOptions);
-  if (!summary)
+  plan::PlanOptions planOptions;
+  planOptions.entry = "forward";
+  auto planned = plan::planModule(*module, *hw, planOptions);
+  if (!planned)
     return fail(request.checkpoint + ": cannot plan the model for " +
-                hw->getName() + ": " + llvm::toString(summary.takeError()));
+                hw->getName() + ": " + llvm::toString(planned.takeError()));
+  auto forward = module->lookupSymbol<func::FuncOp>("forward");
+  plan::PlanSummary summary = planned->lookup("forward");
 
   // The tiles of every weight argument.
   rt::SplitLayout layout;
@@ -206,7 +198,7 @@ int mlir::tra::runReshard(const ReshardRequest &request) {
   metadata.set("hardware_spec", request.hardware);
   metadata.set("entry", "forward");
   metadata.set("seq", request.seqLen);
-  metadata.set("estimated_step_seconds", summary->estimatedTime);
+  metadata.set("estimated_step_seconds", summary.estimatedTime);
   layout.metadata = std::move(metadata);
 
   if (!reshardQuiet)
