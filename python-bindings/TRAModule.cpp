@@ -2,9 +2,12 @@
 //
 // `tra.parse(text)` parses and verifies model-level IR; `Model.interpret`
 // runs a function on NumPy arrays with the reference interpreter;
-// `tra.llama_model` builds a LLaMA model from hyper-parameters.
+// `tra.llama_model` builds a LLaMA model from hyper-parameters; `tra.Llama`
+// generates from a checkpoint with the engine (LlamaBindings.cpp).
 //
 //===----------------------------------------------------------------------===//
+
+#include "LlamaBindings.h"
 
 #include "tra/Dialect/TRA/IR/TRAOps.h"
 #include "tra/Frontend/Llama.h"
@@ -224,4 +227,5 @@ PYBIND11_MODULE(_tra, m) {
         "parse and verify model-level tra IR (raises ValueError)");
   m.def("llama_model", &llamaModel, py::arg("params"), py::arg("seq_len") = 1,
         "build one step of a LLaMA model from hyper-parameters");
+  registerLlama(m);
 }

@@ -14,8 +14,13 @@
                                  max_seq_len=64), seq_len=1)
     print(llama.text())                      # model-level tra IR
 
-Errors in the IR or the inputs raise ValueError with the diagnostics.
-"""
-from ._tra import Model, llama_model, parse  # noqa: F401
+    llm = tra.Llama("../shared/models/stories260K.bin")
+    llm.generate([1], steps=16)              # greedy ids, run by tra's engine
+    llm.forward([1, 461], pos=0)             # logits [2, vocab]
 
-__all__ = ["Model", "parse", "llama_model"]
+Errors in the IR, the inputs or the checkpoint raise ValueError with the
+diagnostics.
+"""
+from ._tra import Llama, Model, llama_model, parse  # noqa: F401
+
+__all__ = ["Llama", "Model", "parse", "llama_model"]

@@ -10,15 +10,15 @@ using namespace tra::rt;
 Sampler::Sampler(float temperature, float topP, uint64_t seed)
     : temperature(temperature), topP(topP), state(seed) {}
 
-std::string Sampler::validate(double temperature, double topP, uint64_t seed) {
+Status Sampler::validate(double temperature, double topP, uint64_t seed) {
   if (!(temperature >= 0.0) || std::isinf(temperature))
-    return "the temperature must be a finite number >= 0 (0: greedy)";
+    return Error{"the temperature must be a finite number >= 0 (0: greedy)"};
   if (!(topP >= 0.0 && topP <= 1.0))
-    return "top-p must be in [0, 1] (0 or 1: the whole distribution)";
+    return Error{"top-p must be in [0, 1] (0 or 1: the whole distribution)"};
   if (temperature > 0.0 && seed == 0)
-    return "the seed must not be 0 (the xorshift generator would only "
-           "produce zeros)";
-  return "";
+    return Error{"the seed must not be 0 (the xorshift generator would only "
+           "produce zeros)"};
+  return Status::success();
 }
 
 float Sampler::coin() {

@@ -5,15 +5,17 @@
 // for prefill), into a shared library holding every rank's program
 // (`forward-dist-<key>.so` in the library cache, the key covering the
 // planned module, so the plan). The whole generation then runs as one
-// `mpirun -np N tra-llama-worker` job: each rank loads the libraries, reads
-// its own weight tiles from the checkpoint, keeps its KV-cache tiles in
-// memory, and rank 0 chooses and prints the tokens.
+// `mpirun -np N tra-llama-worker` job (the engine's tra/Engine/MpiJob.h):
+// each rank loads the libraries, reads its own weight tiles from the
+// checkpoint, keeps its KV-cache tiles in memory, and rank 0 chooses and
+// prints the tokens.
 //
 //===----------------------------------------------------------------------===//
 
 #include "Distributed.h"
 
 #include "tra/Conversion/Executable/Executable.h"
+#include "tra/Engine/MpiJob.h"
 #include "tra/Frontend/Llama.h"
 #include "tra/Optimizer/CostModel.h"
 #include "tra/Optimizer/Planner.h"
@@ -25,11 +27,9 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/Path.h"
-#include "llvm/Support/Program.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <chrono>
-#include <unistd.h>
 
 using namespace mlir;
 using namespace mlir::tra;
@@ -49,7 +49,7 @@ std::string DistributedModel::init(const rt::LlamaParams &params,
   ranks = hw.numDevices();
   threads = numThreads;
   cacheDir = cache;
-  llvm::ErrorOr<std::string> found = llvm::sys::findProgramByName("mpirun");
+  ::tra::rt::Result<std::string> found = ::tra::engine::findOnPath("mpirun");
   if (!found)
     return hw.getName().str() + " has " + std::to_string(ranks) +
            " devices: the run needs mpirun (Open MPI), which is not on PATH";
@@ -137,65 +137,26 @@ std::string DistributedModel::addProgram(MLIRContext &ctx, int64_t seq) {
   return "";
 }
 
-/// Returns `path` made absolute (the ranks may start elsewhere).
-static std::string absolute(const std::string &path) {
-  llvm::SmallString<128> result(path);
-  llvm::sys::fs::make_absolute(result);
-  return std::string(result);
-}
-
 std::string
-DistributedModel::generate(const ::tra::llama::GenerationConfig &config,
+DistributedModel::generate(const ::tra::engine::GenerationConfig &config,
                            const std::string &checkpoint,
                            const std::string &tokenizer) {
-  std::vector<std::string> args = {mpirun};
-  if (geteuid() == 0)
-    args.push_back("--allow-run-as-root");
-  if (hostfile.empty())
-    args.push_back("--oversubscribe");
-  else
-    args.insert(args.end(), {"--hostfile", absolute(hostfile)});
-  args.insert(args.end(), mpirunArgs.begin(), mpirunArgs.end());
-  args.insert(args.end(), {"-np", std::to_string(ranks), worker, "--checkpoint",
-                           absolute(checkpoint)});
+  ::tra::engine::MpiJob job;
+  job.mpirun = mpirun;
+  job.worker = worker;
+  job.ranks = ranks;
+  job.hostfile = hostfile;
+  job.mpirunArgs = mpirunArgs;
+  ::tra::engine::WorkerOptions options;
+  options.checkpoint = checkpoint;
   for (auto &[seq, path] : programs)
-    args.insert(args.end(), {"--program", path});
-  std::string prompt;
-  for (int64_t id : config.prompt)
-    prompt += (prompt.empty() ? "" : ",") + std::to_string(id);
-  auto number = [](double value) {
-    std::string s;
-    llvm::raw_string_ostream(s) << llvm::format("%.17g", value);
-    return s;
-  };
-  args.insert(args.end(),
-              {"--prompt-ids", prompt, "--steps", std::to_string(config.steps),
-               "--max-seq-len", std::to_string(p.maxSeqLen), "--threads",
-               std::to_string(threads), "--temperature",
-               number(config.temperature), "--top-p", number(config.topP),
-               "--seed", std::to_string(config.seed), "--compile-seconds",
-               number(config.compileSeconds)});
-  if (config.compiledNow)
-    args.push_back("--compiled-now");
-  if (config.printIds)
-    args.push_back("--print-ids");
-  if (config.warmup)
-    args.push_back("--warmup");
-  if (stepTimeout > 0)
-    args.insert(args.end(), {"--step-timeout", number(stepTimeout)});
-  for (auto [flag, value] : {std::pair{"--tokenizer", tokenizer},
-                             std::pair{"--logits-out", config.logitsOut},
-                             std::pair{"--bench-json", config.benchJson}})
-    if (!value.empty())
-      args.insert(args.end(), {flag, absolute(value)});
-  std::vector<llvm::StringRef> argv(args.begin(), args.end());
-  std::string error;
+    options.programs.push_back(path);
+  options.maxSeqLen = p.maxSeqLen;
+  options.threads = threads;
+  options.stepTimeout = stepTimeout;
+  options.tokenizer = tokenizer;
+  options.generation = config;
   llvm::outs().flush();
-  int rc =
-      llvm::sys::ExecuteAndWait(mpirun, argv, std::nullopt, {}, 0, 0, &error);
-  if (rc != 0)
-    return "the MPI job of " + std::to_string(ranks) +
-           " ranks failed (mpirun exit code " + std::to_string(rc) + ")" +
-           (error.empty() ? "" : ": " + error);
-  return "";
+  llvm::errs().flush();
+  return ::tra::engine::runWorkerJob(job, options).message();
 }

@@ -9,7 +9,7 @@
 #ifndef TRA_TOOLS_TRA_LLAMA_DISTRIBUTED_H
 #define TRA_TOOLS_TRA_LLAMA_DISTRIBUTED_H
 
-#include "Generate.h"
+#include "tra/Engine/Generate.h"
 
 #include "tra/Hardware/Hardware.h"
 #include "tra/Runtime/Llama.h"
@@ -35,7 +35,7 @@ public:
   /// Runs the generation as one `mpirun -np N tra-llama-worker` job, the
   /// ranks reading their weight tiles from `checkpoint`; rank 0 prints what
   /// `config` asks for. Returns "" or an error message.
-  std::string generate(const ::tra::llama::GenerationConfig &config,
+  std::string generate(const ::tra::engine::GenerationConfig &config,
                        const std::string &checkpoint,
                        const std::string &tokenizer);
   int64_t numRanks() const { return ranks; }

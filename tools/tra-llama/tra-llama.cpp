@@ -15,24 +15,29 @@
 // `emit` writes the model-level tra IR of one step of the model (built from
 // the checkpoint's hyper-parameters) so it can be inspected or compiled.
 // `run` generates from the prompt (default: BOS), greedily or sampling as
-// llama2.c does (Generate.h): the prompt runs as one step of all its tokens
-// (prefill), then one token per step. With --engine=compiled (default) and
-// one device, @forward is compiled for each step length into a shared
-// library (cached by a hash of the model IR, the hardware and the compiler)
-// that is loaded into this process; the weights and KV caches stay in
-// memory. With several devices, the step programs are planned for them and
-// the generation runs as one MPI job (Distributed.h). --engine=interpreter
+// llama2.c does, in the engine's generation loop (tra/Engine/Generate.h):
+// the prompt runs as one step of all its tokens (prefill), then one token
+// per step. With --engine=compiled (default) and one device, @forward is
+// compiled for each step length into a shared library (cached by a hash of
+// the model IR, the hardware and the compiler) that the engine
+// (tra/Engine/LocalModel.h) loads into this process; the weights and KV
+// caches stay in memory. With several devices, the step programs are
+// planned for them and the generation runs as one MPI job (Distributed.h,
+// tra/Engine/MpiJob.h). --engine=interpreter
 // uses the reference interpreter.
 //
 //===----------------------------------------------------------------------===//
 
 #include "Distributed.h"
-#include "Generate.h"
 #include "Options.h"
 #include "Reshard.h"
 #include "tra/Conversion/Executable/Executable.h"
+#include "tra/Engine/Checkpoint.h"
+#include "tra/Engine/Generate.h"
+#include "tra/Engine/LocalModel.h"
 #include "tra/Dialect/TRA/IR/TRAOps.h"
 #include "tra/Frontend/Llama.h"
+#include "tra/Frontend/LlamaPrograms.h"
 #include "tra/Hardware/Hardware.h"
 #include "tra/Interpreter/Interpreter.h"
 #include "tra/Runtime/Llama.h"
@@ -66,7 +71,7 @@ using namespace mlir;
 using namespace mlir::tra;
 namespace cl = llvm::cl;
 namespace rt = ::tra::rt;
-namespace llama = ::tra::llama;
+namespace engine = ::tra::engine;
 
 llvm::cl::OptionCategory &getToolCategory() {
   static cl::OptionCategory category("tra-llama options");
@@ -119,7 +124,7 @@ static cl::opt<std::string> logitsOut("logits-out",
                                                "[steps, vocab] to FILE.npy"),
                                       cl::init(""), cl::cat(getToolCategory()));
 enum class Engine { Compiled, Interpreter };
-static cl::opt<Engine> engine(
+static cl::opt<Engine> engineKind(
     "engine", cl::desc("how each step runs"), cl::init(Engine::Compiled),
     cl::values(clEnumValN(Engine::Compiled, "compiled",
                           "compile @forward for the hardware and run it (in "
@@ -236,225 +241,41 @@ static int emit(MLIRContext &ctx, const rt::LlamaCheckpoint &ckpt) {
   return 0;
 }
 
-namespace {
-/// Runs @forward compiled into shared libraries loaded into this process:
-/// one program per step length (1 token for decoding; the prompt length for
-/// prefill). The weights are passed where the checkpoint holds them, the
-/// rotary tables and KV caches stay in memory. The caches are
-/// double-buffered: a step reads one set and writes the other (the program
-/// returns the updated caches), then the two sets swap.
-class CompiledModel {
-public:
-  /// Prepares the buffers; returns "" or an error message.
-  std::string init(const rt::LlamaCheckpoint &ckpt, int64_t numThreads) {
-    p = ckpt.params;
-    threads = numThreads;
-    rt::computeRopeTables(p, cosTable, sinTable);
-    for (auto &[name, t] : ckpt.weights) {
-      if (t.dtype() == rt::DType::F32) {
-        // Used in place from the mapped checkpoint: bring it into memory
-        // now, as loading copies would, not page by page in the first step.
-        rt::prefaultPages(t.data(), size_t(t.numElements()) * sizeof(float));
-        weights[name] = {&t, t.data()};
-        continue;
-      }
-      // Not f32 (a Meta checkpoint in f16/bf16): convert once.
-      std::vector<float> &copy = converted[name];
-      copy.resize(t.numElements());
-      for (int64_t i = 0; i < t.numElements(); ++i)
-        copy[i] = float(t.loadAsDouble(i));
-      weights[name] = {&t, copy.data()};
-    }
-    size_t cacheElements = size_t(p.maxSeqLen * p.nKvHeads * p.headDim());
-    for (auto &set : caches) {
-      set.resize(2 * p.nLayers);
-      for (std::vector<float> &cache : set)
-        cache.assign(cacheElements, 0.0f);
-    }
-    return "";
-  }
-
-  /// Compiles (or loads from the cache) @forward over `seq` tokens per
-  /// step; returns "" or an error message.
-  std::string addProgram(MLIRContext &ctx, int64_t seq,
-                         const std::string &cacheDir,
-                         const std::string &keyExtra) {
-    OwningOpRef<ModuleOp> module = buildLlamaModule(&ctx, p, seq);
-    if (failed(verify(*module)))
-      return "internal error: the generated model does not verify";
-    CodegenOptions options;
-    options.entry = "forward";
-    options.numThreads = threads;
-    options.profile = false;
-    std::string notes;
-    llvm::raw_string_ostream notesStream(notes);
-    auto start = std::chrono::steady_clock::now();
-    llvm::Expected<CompiledProgram> compiled =
-        loadOrCompileProgram(*module, options, cacheDir, keyExtra, notesStream);
-    double seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
-            .count();
-    for (llvm::StringRef line :
-         llvm::split(llvm::StringRef(notes).rtrim(), '\n'))
-      if (!line.empty())
-        llvm::errs() << "tra-llama: " << line << "\n";
-    if (!compiled)
-      return llvm::toString(compiled.takeError());
-    llvm::StringRef perStep = seq == 1 ? " token per step" : " tokens per step";
-    if (compiled->fromCache)
-      llvm::errs() << "tra-llama: loaded cached @forward (" << seq << perStep
-                   << ") in " << llvm::format("%.2f", seconds) << " s from "
-                   << compiled->cachePath << "\n";
-    else
-      llvm::errs() << "tra-llama: compiled @forward in "
-                   << llvm::format("%.2f", compiled->compileSeconds) << " s ("
-                   << seq << perStep << ")\n";
-    compileSeconds += compiled->compileSeconds;
-    anyCompiled |= !compiled->fromCache;
-
-    Program &program = programs[seq];
-    program.seq = seq;
-    program.library = std::move(compiled->program);
-    program.library->setNumThreads(threads);
-    program.tokens.assign(seq, 0);
-    program.logits.assign(seq * p.vocabSize, 0.0f);
-    const EntrySignature &sig = compiled->signature;
-    program.buffers.assign(sig.inputs.size() + sig.outputs.size(), nullptr);
-    // Binds every input and output by name, checking its type and shape.
-    auto expect = [&](const EntryTensor &t, ExecElementType type,
-                      llvm::ArrayRef<int64_t> shape) -> std::string {
-      if (t.elementType == type && llvm::ArrayRef(t.shape) == shape)
-        return "";
-      std::string s;
-      llvm::raw_string_ostream os(s);
-      os << "@forward's " << t.name << " is "
-         << stringifyExecElementType(t.elementType) << "[";
-      llvm::interleaveComma(t.shape, os);
-      os << "], but the host buffer is " << stringifyExecElementType(type)
-         << "[";
-      llvm::interleaveComma(shape, os);
-      os << "]";
-      return s;
-    };
-    std::vector<int64_t> cacheShape = {p.maxSeqLen, p.nKvHeads, p.headDim()};
-    std::vector<int64_t> tableShape = {p.maxSeqLen, p.headDim() / 2};
-    auto cacheIndex = [&](llvm::StringRef name, llvm::StringRef suffix,
-                          int64_t &index) {
-      // "layers.L.k_cache" + suffix -> 2 * L + (k ? 0 : 1)
-      if (!name.consume_front("layers.") || !name.consume_back(suffix))
-        return false;
-      auto [layer, kind] = name.split('.');
-      int64_t l;
-      if (layer.getAsInteger(10, l) || l < 0 || l >= p.nLayers ||
-          (kind != "k_cache" && kind != "v_cache"))
-        return false;
-      index = 2 * l + (kind == "k_cache" ? 0 : 1);
-      return true;
-    };
-    for (auto [i, t] : llvm::enumerate(sig.inputs)) {
-      std::string error;
-      int64_t index;
-      if (t.name == "tokens") {
-        error = expect(t, ExecElementType::i64, {seq});
-        program.buffers[i] = program.tokens.data();
-      } else if (t.name == "pos") {
-        error = expect(t, ExecElementType::i64, {});
-        program.buffers[i] = &program.pos;
-      } else if (t.name == "freqs_cos" || t.name == "freqs_sin") {
-        error = expect(t, ExecElementType::f32, tableShape);
-        program.buffers[i] = const_cast<float *>(
-            t.name == "freqs_cos" ? cosTable.data() : sinTable.data());
-      } else if (cacheIndex(t.name, "", index)) {
-        error = expect(t, ExecElementType::f32, cacheShape);
-        program.cacheInputs.push_back({i, index});
-      } else if (auto w = weights.find(t.name); w != weights.end()) {
-        error = expect(t, ExecElementType::f32, w->second.tensor->shape());
-        program.buffers[i] = const_cast<void *>(w->second.data);
-      } else {
-        error = "the checkpoint has no tensor '" + t.name + "'";
-      }
-      if (!error.empty())
-        return error;
-    }
-    size_t firstOutput = sig.inputs.size();
-    for (auto [i, t] : llvm::enumerate(sig.outputs)) {
-      std::string error;
-      int64_t index;
-      if (t.name == "logits") {
-        error = expect(t, ExecElementType::f32, {seq, p.vocabSize});
-        program.buffers[firstOutput + i] = program.logits.data();
-      } else if (cacheIndex(t.name, "_out", index)) {
-        error = expect(t, ExecElementType::f32, cacheShape);
-        program.cacheOutputs.push_back({firstOutput + i, index});
-      } else {
-        error = "internal error: unknown @forward result '" + t.name + "'";
-      }
-      if (!error.empty())
-        return error;
-    }
-    if (program.cacheInputs.size() != size_t(2 * p.nLayers) ||
-        program.cacheOutputs.size() != size_t(2 * p.nLayers))
-      return "internal error: @forward does not pass every KV cache";
-    return "";
-  }
-
-  /// Runs one step over `tokens` at positions pos ..; `logits` receives
-  /// tokens.size() rows. Returns "" or an error message.
-  std::string step(llvm::ArrayRef<int64_t> tokens, int64_t pos,
-                   std::vector<double> &logits) {
-    auto it = programs.find(int64_t(tokens.size()));
-    if (it == programs.end())
-      return "internal error: no program for " + std::to_string(tokens.size()) +
-             " tokens per step";
-    Program &program = it->second;
-    if (pos < 0 || pos + int64_t(tokens.size()) > p.maxSeqLen)
-      return "position " + std::to_string(pos) + " out of range";
-    llvm::copy(tokens, program.tokens.begin());
-    program.pos = pos;
-    for (auto [slot, index] : program.cacheInputs)
-      program.buffers[slot] = caches[parity][index].data();
-    for (auto [slot, index] : program.cacheOutputs)
-      program.buffers[slot] = caches[!parity][index].data();
-    program.library->run(program.buffers.data());
-    parity = !parity;
-    // Sampling reads the last row; the others only for --logits-out.
-    size_t first = allRows ? 0 : size_t(program.seq - 1) * size_t(p.vocabSize);
-    logits.assign(program.logits.begin() + first, program.logits.end());
-    return "";
-  }
-
-  double compileSeconds = 0;
-  bool anyCompiled = false;
-  /// step() returns every row of logits (else the last one only).
-  bool allRows = true;
-
-private:
-  struct Program {
-    int64_t seq = 0;
-    std::unique_ptr<LoadedProgram> library;
-    std::vector<int64_t> tokens;
-    int64_t pos = 0;
-    std::vector<float> logits;
-    std::vector<void *> buffers;
-    /// (buffer slot, cache index 2 * layer + (k ? 0 : 1)).
-    std::vector<std::pair<size_t, int64_t>> cacheInputs, cacheOutputs;
-  };
-  struct Weight {
-    const rt::HostTensor *tensor;
-    const void *data;
-  };
-
-  rt::LlamaParams p;
-  int64_t threads = 1;
-  std::vector<float> cosTable, sinTable;
-  std::map<std::string, Weight> weights;
-  std::map<std::string, std::vector<float>> converted;
-  /// Two sets of 2 * nLayers caches; set `parity` holds the current ones.
-  std::array<std::vector<std::vector<float>>, 2> caches;
-  bool parity = false;
-  std::map<int64_t, Program> programs;
-};
-} // namespace
+/// Compiles @forward over `seq` tokens per step for `p` (or loads it from
+/// the library cache) and adds it to the engine's `model`; adds the
+/// compilation to `config`. Returns "" or an error message.
+static std::string addCompiledProgram(MLIRContext &ctx,
+                                      ::tra::engine::LocalModel &model,
+                                      int64_t seq, int64_t threads,
+                                      const std::string &cacheDir,
+                                      const std::string &keyExtra,
+                                      ::tra::engine::GenerationConfig &config) {
+  std::string notes;
+  llvm::raw_string_ostream notesStream(notes);
+  auto start = std::chrono::steady_clock::now();
+  llvm::Expected<CompiledProgram> compiled = compileLlamaStep(
+      ctx, model.params(), seq, threads, cacheDir, keyExtra, notesStream);
+  double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
+  for (llvm::StringRef line : llvm::split(llvm::StringRef(notes).rtrim(), '\n'))
+    if (!line.empty())
+      llvm::errs() << "tra-llama: " << line << "\n";
+  if (!compiled)
+    return llvm::toString(compiled.takeError());
+  llvm::StringRef perStep = seq == 1 ? " token per step" : " tokens per step";
+  if (compiled->fromCache)
+    llvm::errs() << "tra-llama: loaded cached @forward (" << seq << perStep
+                 << ") in " << llvm::format("%.2f", seconds) << " s from "
+                 << compiled->cachePath << "\n";
+  else
+    llvm::errs() << "tra-llama: compiled @forward in "
+                 << llvm::format("%.2f", compiled->compileSeconds) << " s ("
+                 << seq << perStep << ")\n";
+  config.compileSeconds += compiled->compileSeconds;
+  config.compiledNow |= !compiled->fromCache;
+  return model.addProgram(std::move(compiled->program)).message();
+}
 
 static std::string applyMaxSeqLen(rt::LlamaParams &p);
 
@@ -463,7 +284,7 @@ static std::string applyMaxSeqLen(rt::LlamaParams &p);
 /// returns "" or an error message.
 static std::string prepareGeneration(const rt::LlamaParams &p,
                                      std::optional<rt::Tokenizer> &tokenizer,
-                                     llama::GenerationConfig &config) {
+                                     engine::GenerationConfig &config) {
   if (!tokenizerPath.empty()) {
     rt::Result<rt::Tokenizer> tok = rt::Tokenizer::open(tokenizerPath);
     if (!tok)
@@ -512,12 +333,12 @@ static std::string prepareGeneration(const rt::LlamaParams &p,
         1;
     llvm::errs() << "tra-llama: sampling with --seed " << config.seed << "\n";
   }
-  if (std::string problem =
+  if (rt::Status valid =
           rt::Sampler::validate(config.temperature, config.topP, config.seed);
-      !problem.empty())
+      !valid)
     return llvm::formatv("--temperature {0} --top-p {1}: {2}",
                          llvm::format("%g", config.temperature),
-                         llvm::format("%g", config.topP), problem)
+                         llvm::format("%g", config.topP), valid.message())
         .str();
   config.printIds = printIds;
   config.logitsOut = logitsOut;
@@ -567,7 +388,7 @@ static int runDistributed(MLIRContext &ctx,
                   rt::formatShape(shape));
   }
   std::optional<rt::Tokenizer> tokenizer;
-  llama::GenerationConfig config;
+  engine::GenerationConfig config;
   if (std::string e = prepareGeneration(p, tokenizer, config); !e.empty())
     return fail(e);
   // Without a hostfile all ranks run on this machine: by default they share
@@ -620,7 +441,7 @@ static int run(MLIRContext &ctx, const rt::LlamaCheckpoint &ckpt,
                const ::tra::hw::HardwareDescription &hw) {
   const rt::LlamaParams &p = ckpt.params;
   std::optional<rt::Tokenizer> tokenizer;
-  llama::GenerationConfig config;
+  engine::GenerationConfig config;
   if (std::string e = prepareGeneration(p, tokenizer, config); !e.empty())
     return fail(e);
   const int64_t promptLen = int64_t(config.prompt.size());
@@ -632,7 +453,7 @@ static int run(MLIRContext &ctx, const rt::LlamaCheckpoint &ckpt,
   // tensors: the arguments in the order of @forward (tokens set per step).
   std::map<int64_t, OwningOpRef<ModuleOp>> modules;
   SmallVector<InterpTensor> args;
-  if (engine == Engine::Interpreter) {
+  if (engineKind == Engine::Interpreter) {
     for (int64_t seq : stepLengths) {
       modules[seq] = buildLlamaModule(&ctx, p, seq);
       if (failed(verify(*modules[seq])))
@@ -658,28 +479,24 @@ static int run(MLIRContext &ctx, const rt::LlamaCheckpoint &ckpt,
     if (!t)
       return fail(checkpointPath + ": no tensor '" + name + "'");
     // Only the interpreter needs the weights as interpreter tensors.
-    if (engine == Engine::Interpreter)
+    if (engineKind == Engine::Interpreter)
       args.push_back(f32Tensor(ctx, *t));
   }
 
-  std::unique_ptr<CompiledModel> compiled;
-  if (engine == Engine::Compiled) {
+  std::unique_ptr<::tra::engine::LocalModel> compiled;
+  if (engineKind == Engine::Compiled) {
     int64_t threads =
         numThreads > 0 ? int64_t(numThreads) : int64_t(hw.getDevice(0).cores);
     std::string cacheDir = libraryCacheDirectory();
-    compiled = std::make_unique<CompiledModel>();
+    compiled = std::make_unique<::tra::engine::LocalModel>(ckpt, threads);
     compiled->allRows = !logitsOut.empty();
-    if (std::string e = compiled->init(ckpt, threads); !e.empty())
-      return fail(e);
-    for (int64_t seq : stepLengths)
-      if (std::string e =
-              compiled->addProgram(ctx, seq, cacheDir, hw.toJSONText());
-          !e.empty())
-        return fail(e);
     config.how = "compiled, in process";
     config.engine = "compiled";
-    config.compileSeconds = compiled->compileSeconds;
-    config.compiledNow = compiled->anyCompiled;
+    for (int64_t seq : stepLengths)
+      if (std::string e = addCompiledProgram(ctx, *compiled, seq, threads,
+                                             cacheDir, hw.toJSONText(), config);
+          !e.empty())
+        return fail(e);
   } else {
     config.how = "reference interpreter";
     config.engine = "interpreter";
@@ -687,10 +504,10 @@ static int run(MLIRContext &ctx, const rt::LlamaCheckpoint &ckpt,
 
   // Runs one step over tokens[pos, pos + n); fills `logits` (n rows).
   auto step = [&](const std::vector<int64_t> &tokens, int64_t pos, int64_t n,
-                  std::vector<double> &logits) -> std::string {
-    ArrayRef<int64_t> stepTokens = ArrayRef(tokens).slice(pos, n);
+                  std::vector<double> &logits) -> rt::Status {
     if (compiled)
-      return compiled->step(stepTokens, pos, logits);
+      return compiled->step(tokens, pos, n, logits);
+    ArrayRef<int64_t> stepTokens = ArrayRef(tokens).slice(pos, n);
     func::FuncOp forward = modules[n]->lookupSymbol<func::FuncOp>("forward");
     args[0] = InterpTensor(IntegerType::get(&ctx, 64), ArrayRef<int64_t>{n});
     for (int64_t i = 0; i < n; ++i)
@@ -698,14 +515,14 @@ static int run(MLIRContext &ctx, const rt::LlamaCheckpoint &ckpt,
     args[1].data[0] = double(pos);
     FailureOr<SmallVector<InterpTensor>> results = interpret(forward, args);
     if (failed(results))
-      return "step at position " + std::to_string(pos) + " failed";
+      return rt::Error{"step at position " + std::to_string(pos) + " failed"};
     logits = (*results)[0].data;
     for (int64_t l = 0; l < 2 * p.nLayers; ++l)
       args[4 + l] = std::move((*results)[1 + l]);
-    return "";
+    return rt::Status::success();
   };
-  if (std::string e = llama::generate(config, step); !e.empty())
-    return fail(e);
+  if (rt::Status status = ::tra::engine::generate(config, step); !status)
+    return fail(status.message());
   return 0;
 }
 
@@ -740,18 +557,6 @@ static int tokenize() {
     llvm::outs() << (i ? " " : "") << ids[i];
   llvm::outs() << "\n";
   return 0;
-}
-
-/// A llama2.c file, or a Meta checkpoint directory (all shards merged into
-/// f32 weights; the model-parallel split is undone tile by tile).
-static rt::Result<rt::LlamaCheckpoint> loadCheckpoint(const std::string &path) {
-  if (llvm::sys::fs::is_directory(path)) {
-    rt::Result<rt::MetaCheckpoint> meta = rt::MetaCheckpoint::open(path);
-    if (!meta)
-      return meta.error();
-    return meta->loadAll();
-  }
-  return rt::readLlama2c(path);
 }
 
 /// Applies --max-seq-len to `p`; returns "" or an error message.
@@ -789,7 +594,7 @@ int main(int argc, char **argv) {
       return fail(llvm::toString(loaded.takeError()));
     hw = std::move(*loaded);
     llvm::errs() << "tra-llama: hardware: " << hw->summary() << "\n";
-    if (hw->numDevices() != 1 && engine == Engine::Compiled)
+    if (hw->numDevices() != 1 && engineKind == Engine::Compiled)
       return runDistributed(context, *hw);
     if (!hostfile.empty() || !mpirunArgs.empty() || stepTimeout != 0)
       return fail("--hostfile, --mpirun-arg and --step-timeout are for "
@@ -797,7 +602,7 @@ int main(int argc, char **argv) {
                   "rank each); " +
                   hw->getName().str() + " runs in this process");
   }
-  rt::Result<rt::LlamaCheckpoint> ckpt = loadCheckpoint(checkpointPath);
+  rt::Result<rt::LlamaCheckpoint> ckpt = engine::loadCheckpoint(checkpointPath);
   if (!ckpt)
     return fail(ckpt.message());
   if (std::string e = applyMaxSeqLen(ckpt->params); !e.empty())

@@ -93,14 +93,14 @@ TEST(SamplerTest, SameSeedSameTokens) {
 }
 
 TEST(SamplerTest, Validate) {
-  EXPECT_EQ(Sampler::validate(0.0, 0.9, 0), "");
-  EXPECT_EQ(Sampler::validate(0.8, 1.0, 1), "");
-  EXPECT_NE(Sampler::validate(-0.1, 0.9, 1), "");
-  EXPECT_NE(Sampler::validate(std::nan(""), 0.9, 1), "");
-  EXPECT_NE(Sampler::validate(INFINITY, 0.9, 1), "");
-  EXPECT_NE(Sampler::validate(0.8, 1.5, 1), "");
-  EXPECT_NE(Sampler::validate(0.8, -0.5, 1), "");
-  EXPECT_NE(Sampler::validate(0.8, 0.9, 0), "");
+  EXPECT_TRUE(Sampler::validate(0.0, 0.9, 0).ok());
+  EXPECT_TRUE(Sampler::validate(0.8, 1.0, 1).ok());
+  EXPECT_FALSE(Sampler::validate(-0.1, 0.9, 1).ok());
+  EXPECT_FALSE(Sampler::validate(std::nan(""), 0.9, 1).ok());
+  EXPECT_FALSE(Sampler::validate(INFINITY, 0.9, 1).ok());
+  EXPECT_FALSE(Sampler::validate(0.8, 1.5, 1).ok());
+  EXPECT_FALSE(Sampler::validate(0.8, -0.5, 1).ok());
+  EXPECT_FALSE(Sampler::validate(0.8, 0.9, 0).ok());
 }
 
 } // namespace

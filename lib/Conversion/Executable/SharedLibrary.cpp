@@ -109,37 +109,25 @@ LogicalResult mlir::tra::compileToSharedLibrary(
 // Loading
 //===----------------------------------------------------------------------===//
 
-llvm::Expected<std::unique_ptr<LoadedProgram>>
-mlir::tra::LoadedProgram::open(StringRef path) {
-  std::unique_ptr<LoadedProgram> loaded(new LoadedProgram());
-  loaded->path = path.str();
+llvm::Expected<std::unique_ptr<::tra::exec::ProgramLibrary>>
+mlir::tra::openProgramLibrary(StringRef path) {
   ::tra::rt::Result<std::unique_ptr<::tra::exec::ProgramLibrary>> library =
-      ::tra::exec::ProgramLibrary::open(loaded->path);
+      ::tra::exec::ProgramLibrary::open(path.str());
   if (!library)
     return llvm::createStringError(library.message());
-  loaded->library = std::move(*library);
-  loaded->descriptor = &loaded->library->program();
-  if (loaded->descriptor->numRanks != 0)
+  if ((*library)->isDistributed())
     return llvm::createStringError(
         path + ": a distributed program of " +
-        Twine(loaded->descriptor->numRanks) +
+        Twine((*library)->program().numRanks) +
         " ranks (tra-llama-worker runs those under mpirun)");
-  return loaded;
+  return std::move(*library);
 }
 
-mlir::tra::LoadedProgram::~LoadedProgram() = default;
-
-void mlir::tra::LoadedProgram::setNumThreads(int64_t threads) const {
-  library->setNumThreads(threads);
-}
-
-void mlir::tra::LoadedProgram::run(void *const *buffers) const {
-  descriptor->run(buffers);
-}
-
-llvm::Error mlir::tra::LoadedProgram::checkSignature(
-    const EntrySignature &signature) const {
-  const TraExecProgram &p = *descriptor;
+llvm::Error
+mlir::tra::checkProgramSignature(const ::tra::exec::ProgramLibrary &library,
+                                 const EntrySignature &signature) {
+  const TraExecProgram &p = library.program();
+  const std::string &path = library.path();
   auto describe = [](StringRef name, int64_t dtype, ArrayRef<int64_t> shape) {
     std::string s;
     llvm::raw_string_ostream os(s);
@@ -402,11 +390,11 @@ mlir::tra::loadOrCompileProgram(ModuleOp module, const CodegenOptions &options,
     return compileToSharedLibrary(module, path, options);
   };
   auto load = [&](StringRef path) -> llvm::Error {
-    llvm::Expected<std::unique_ptr<LoadedProgram>> program =
-        LoadedProgram::open(path);
+    llvm::Expected<std::unique_ptr<::tra::exec::ProgramLibrary>> program =
+        openProgramLibrary(path);
     if (!program)
       return program.takeError();
-    if (llvm::Error error = (*program)->checkSignature(result.signature))
+    if (llvm::Error error = checkProgramSignature(**program, result.signature))
       return error;
     result.program = std::move(*program);
     return llvm::Error::success();

@@ -14,6 +14,7 @@
 #define TRA_CONVERSION_EXECUTABLE_EXECUTABLE_H
 
 #include "tra/Conversion/Pipeline/Pipeline.h"
+#include "tra/Exec/Library.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -262,11 +263,6 @@ LogicalResult compileDistributedToExecutable(ModuleOp module, StringRef output,
 } // namespace tra
 } // namespace mlir
 
-/// The program descriptor of runtime/exec/include/tra/Exec/ABI.h.
-struct TraExecProgram;
-namespace tra::exec {
-class ProgramLibrary;
-} // namespace tra::exec
 
 namespace mlir {
 namespace tra {
@@ -316,35 +312,18 @@ llvm::Expected<CachedLibrary> findOrCompileDistributedLibrary(
     ModuleOp module, const CodegenOptions &options, StringRef cacheDirectory,
     StringRef keyExtra, StringRef scratchDirectory, llvm::raw_ostream &notes);
 
-/// A one-device program compiled by tra into a shared library, loaded into
-/// this process (runtime/exec's ProgramLibrary: dlopen with RTLD_LOCAL, so
-/// several libraries, each with its own `tra_exec_program`, can be loaded at
-/// once). Closed on destruction.
-class LoadedProgram {
-public:
-  /// Loads `path` and checks its descriptor (ABI version, tables). Errors
-  /// name the file.
-  static llvm::Expected<std::unique_ptr<LoadedProgram>> open(StringRef path);
-  ~LoadedProgram();
-  LoadedProgram(const LoadedProgram &) = delete;
-  LoadedProgram &operator=(const LoadedProgram &) = delete;
+/// Loads the one-device program compiled by tra into the shared library
+/// `path` into this process (runtime/exec's ProgramLibrary: dlopen with
+/// RTLD_LOCAL, so several libraries, each with its own `tra_exec_program`,
+/// can be loaded at once) and checks its descriptor. Errors name the file;
+/// a distributed program is refused (tra-llama-worker runs those).
+llvm::Expected<std::unique_ptr<::tra::exec::ProgramLibrary>>
+openProgramLibrary(StringRef path);
 
-  /// The descriptor the library defines.
-  const TraExecProgram &program() const { return *descriptor; }
-  /// Returns an error unless the library's entry has exactly `signature`'s
-  /// inputs and outputs (names, element types, shapes, in order).
-  llvm::Error checkSignature(const EntrySignature &signature) const;
-  /// Sets the BLAS thread count of the library's runtime (at least 1).
-  void setNumThreads(int64_t threads) const;
-  /// Runs the entry: numInputs + numOutputs buffers, inputs then outputs.
-  void run(void *const *buffers) const;
-
-private:
-  LoadedProgram() = default;
-  std::unique_ptr<::tra::exec::ProgramLibrary> library;
-  const TraExecProgram *descriptor = nullptr;
-  std::string path;
-};
+/// Returns an error unless the entry of `library` has exactly `signature`'s
+/// inputs and outputs (names, element types, shapes, in order).
+llvm::Error checkProgramSignature(const ::tra::exec::ProgramLibrary &library,
+                                  const EntrySignature &signature);
 
 /// Identifies the code this build generates: the runtime ABI version, the
 /// LLVM version and the size and time of the compiler binary and runtime
@@ -365,7 +344,8 @@ std::string computeLibraryCacheKey(ModuleOp module,
 
 /// A program compiled (or found in the cache) and loaded.
 struct CompiledProgram {
-  std::unique_ptr<LoadedProgram> program;
+  /// The loaded library (run it through the engine, runtime/engine).
+  std::unique_ptr<::tra::exec::ProgramLibrary> program;
   /// The entry's signature, as in the model.
   EntrySignature signature;
   /// True if the library came from the cache (nothing was compiled).

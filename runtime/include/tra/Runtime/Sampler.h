@@ -21,6 +21,8 @@
 #ifndef TRA_RUNTIME_SAMPLER_H
 #define TRA_RUNTIME_SAMPLER_H
 
+#include "tra/Runtime/Error.h"
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -32,9 +34,9 @@ public:
   /// `temperature` >= 0 and `topP` in [0, 1]; see validate().
   Sampler(float temperature, float topP, uint64_t seed);
 
-  /// Returns "" or what is wrong with the settings (a negative or NaN
+  /// Succeeds, or says what is wrong with the settings (a negative or NaN
   /// temperature, a top-p outside [0, 1], a zero seed while sampling).
-  static std::string validate(double temperature, double topP, uint64_t seed);
+  static Status validate(double temperature, double topP, uint64_t seed);
 
   /// Index of the largest of `n` logits (the first on ties).
   template <typename T> static int64_t argmax(const T *logits, int64_t n) {

@@ -3,9 +3,10 @@
 // A shared library compiled by tra defines the program descriptor
 // `tra_exec_program` (ABI.h) and the runtime functions its code calls.
 // ProgramLibrary loads one into the calling process and checks its
-// descriptor; tra-llama (through mlir::tra::LoadedProgram) runs one-device
-// programs this way, and tra-llama-worker the rank programs of a
-// distributed one (whose MPI calls resolve to the worker's MPI runtime).
+// descriptor; the engine (runtime/engine) runs one-device programs this way
+// in tra-llama and the Python package, and the rank programs of a
+// distributed one in tra-llama-worker (whose MPI calls resolve to the
+// worker's MPI runtime).
 // No MLIR or LLVM dependency.
 //
 //===----------------------------------------------------------------------===//
@@ -43,6 +44,14 @@ public:
   /// The descriptor the library defines.
   const TraExecProgram &program() const { return *descriptor; }
   const std::string &path() const { return file; }
+  /// Whether the library holds one program per MPI rank (run them through
+  /// `program().ranks`) rather than one program for this process.
+  bool isDistributed() const { return descriptor->numRanks > 0; }
+  /// Runs the one-device program: `buffers` holds numInputs + numOutputs
+  /// pointers, inputs then outputs, each to a dense row-major buffer of the
+  /// descriptor's shape and element type. Must not be called on a
+  /// distributed library.
+  void run(void *const *buffers) const { descriptor->run(buffers); }
   /// Sets the thread count of the library's BLAS calls and OpenMP loops (at
   /// least 1).
   void setNumThreads(int64_t threads) const;

@@ -1,21 +1,22 @@
-//===- Generate.h - tra-llama's generation loop -----------------*- C++ -*-===//
+//===- Generate.h - The generation loop of the LLaMA engine -----*- C++ -*-===//
 //
-// The part of `tra-llama run` every engine shares: the prompt runs as one
-// step (prefill) or token by token, then one token per step; the next token
-// is chosen from the last row of logits by rt::Sampler (llama2.c's rules:
-// greedy at temperature 0, else softmax + top-p with a seeded xorshift
+// The part of a generation every way of running the steps shares: the prompt
+// runs as one step (prefill) or token by token, then one token per step; the
+// next token is chosen from the last row of logits by rt::Sampler (llama2.c's
+// rules: greedy at temperature 0, else softmax + top-p with a seeded xorshift
 // generator); the ids or text, the timing lines, --logits-out and
 // --bench-json are written the same way whatever ran the steps: the
-// in-process compiled model and the reference interpreter in tra-llama, the
-// MPI ranks of a distributed model in tra-llama-worker (where rank 0 is the
-// leader that samples and prints, and the others follow its choices). No
-// MLIR dependency.
+// in-process compiled model (LocalModel.h) and the reference interpreter in
+// tra-llama, the MPI ranks of a distributed model (RankModel.h) in
+// tra-llama-worker (where rank 0 is the leader that samples and prints, and
+// the others follow its choices). No MLIR dependency.
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef TRA_TOOLS_TRA_LLAMA_GENERATE_H
-#define TRA_TOOLS_TRA_LLAMA_GENERATE_H
+#ifndef TRA_ENGINE_GENERATE_H
+#define TRA_ENGINE_GENERATE_H
 
+#include "tra/Runtime/Error.h"
 #include "tra/Runtime/Tokenizer.h"
 
 #include <cstdint>
@@ -23,7 +24,7 @@
 #include <string>
 #include <vector>
 
-namespace tra::llama {
+namespace tra::engine {
 
 /// What to generate and what to report.
 struct GenerationConfig {
@@ -53,6 +54,14 @@ struct GenerationConfig {
   /// warm-up's prefill time is reported too. The timed run writes every
   /// KV-cache position again before a step reads it.
   bool warmup = false;
+  /// Print the timing lines on stderr (a library client may not want them).
+  bool reportTimings = true;
+  /// If set, receives every token of the sequence (prompt included) and the
+  /// timings, on the leader.
+  struct Outcome {
+    std::vector<int64_t> tokens;
+    double prefillSeconds = 0.0, decodeSeconds = 0.0;
+  } *outcome = nullptr;
   /// How the steps run, for the timing lines ("compiled, in process").
   std::string how;
   /// For --bench-json: the engine's name and its compilation.
@@ -62,11 +71,11 @@ struct GenerationConfig {
 };
 
 /// Runs one step over tokens[pos, pos + n) (the KV caches hold positions
-/// before pos); on the leader fills `logits` with n rows of vocabSize.
-/// Returns "" or an error message.
+/// before pos); on the leader fills `logits` with at least the last of the
+/// n rows of vocabSize (every row when --logits-out is asked for).
 using StepFunction =
-    std::function<std::string(const std::vector<int64_t> &tokens, int64_t pos,
-                              int64_t n, std::vector<double> &logits)>;
+    std::function<rt::Status(const std::vector<int64_t> &tokens, int64_t pos,
+                             int64_t n, std::vector<double> &logits)>;
 
 /// Makes every process agree on the leader's choice of the next token
 /// (distributed runs); on the leader `token` is its choice, on the others it
@@ -76,10 +85,10 @@ using ShareFunction = std::function<void(int64_t &token)>;
 /// Generates as `config` says, running the steps with `step`. Only the
 /// leader samples, prints and writes files; the other processes of a
 /// distributed run (`leader` false) run the same steps and get every token
-/// through `share`. Returns "" or an error message.
-std::string generate(const GenerationConfig &config, const StepFunction &step,
-                     const ShareFunction &share = nullptr, bool leader = true);
+/// through `share`.
+rt::Status generate(const GenerationConfig &config, const StepFunction &step,
+                    const ShareFunction &share = nullptr, bool leader = true);
 
-} // namespace tra::llama
+} // namespace tra::engine
 
-#endif // TRA_TOOLS_TRA_LLAMA_GENERATE_H
+#endif // TRA_ENGINE_GENERATE_H

@@ -1,6 +1,6 @@
-//===- Generate.cpp - tra-llama's generation loop -------------------------===//
+//===- Generate.cpp - The generation loop of the LLaMA engine -------------===//
 
-#include "Generate.h"
+#include "tra/Engine/Generate.h"
 
 #include "tra/Runtime/File.h"
 #include "tra/Runtime/Json.h"
@@ -11,7 +11,7 @@
 #include <cstdio>
 
 using namespace tra;
-using namespace tra::llama;
+using namespace tra::engine;
 
 namespace {
 using Clock = std::chrono::steady_clock;
@@ -55,13 +55,13 @@ rt::Status writeBenchJson(const GenerationConfig &config, int64_t promptLen,
 }
 } // namespace
 
-std::string tra::llama::generate(const GenerationConfig &config,
+rt::Status tra::engine::generate(const GenerationConfig &config,
                                  const StepFunction &step,
                                  const ShareFunction &share, bool leader) {
-  if (std::string problem =
+  if (rt::Status valid =
           rt::Sampler::validate(config.temperature, config.topP, config.seed);
-      !problem.empty())
-    return problem;
+      !valid)
+    return valid;
   rt::Sampler sampler(float(config.temperature), float(config.topP),
                       config.seed);
   const int64_t promptLen = int64_t(config.prompt.size());
@@ -88,16 +88,16 @@ std::string tra::llama::generate(const GenerationConfig &config,
 
   // Prefill: the prompt, as one step or token by token (`keep`: record
   // every row but the last for --logits-out).
-  auto prefill = [&](bool keep) -> std::string {
+  auto prefill = [&](bool keep) -> rt::Status {
     if (config.oneStepPrefill)
       return step(tokens, 0, promptLen, logits);
     for (int64_t pos = 0; pos < promptLen; ++pos) {
-      if (std::string e = step(tokens, pos, 1, logits); !e.empty())
-        return e;
+      if (rt::Status status = step(tokens, pos, 1, logits); !status)
+        return status;
       if (keep && pos + 1 < promptLen)
         allLogits.insert(allLogits.end(), logits.begin(), logits.end());
     }
-    return "";
+    return rt::Status::success();
   };
 
   // Warm-up: the same prompt, then one decoding step on its last token; no
@@ -105,33 +105,33 @@ std::string tra::llama::generate(const GenerationConfig &config,
   double warmupPrefillSeconds = 0.0;
   if (config.warmup) {
     auto start = Clock::now();
-    if (std::string e = prefill(false); !e.empty())
-      return e;
+    if (rt::Status status = prefill(false); !status)
+      return status;
     warmupPrefillSeconds = since(start);
     if (config.steps > promptLen) {
       std::vector<int64_t> next = tokens;
       next.push_back(tokens.back());
-      if (std::string e = step(next, promptLen, 1, logits); !e.empty())
-        return e;
+      if (rt::Status status = step(next, promptLen, 1, logits); !status)
+        return status;
     }
   }
 
   auto start = Clock::now();
-  if (std::string e = prefill(keepLogits); !e.empty())
-    return e;
+  if (rt::Status status = prefill(keepLogits); !status)
+    return status;
   consume();
   double prefillSeconds = since(start);
   // Decoding: one token per step.
   start = Clock::now();
   for (int64_t pos = promptLen; pos < config.steps; ++pos) {
-    if (std::string e = step(tokens, pos, 1, logits); !e.empty())
-      return e;
+    if (rt::Status status = step(tokens, pos, 1, logits); !status)
+      return status;
     consume();
   }
   double decodeSeconds = since(start);
   int64_t decoded = config.steps - promptLen;
   if (!leader)
-    return "";
+    return rt::Status::success();
 
   if (config.tokenizer) {
     std::string text;
@@ -146,38 +146,42 @@ std::string tra::llama::generate(const GenerationConfig &config,
     std::printf("\n");
   }
   std::fflush(stdout);
-  if (config.warmup)
+  if (config.outcome)
+    *config.outcome = {tokens, prefillSeconds, decodeSeconds};
+  if (config.warmup && config.reportTimings)
     std::fprintf(stderr,
                  "tra-llama: warm-up prefill (untimed run before the timed "
                  "one): %lld tokens in %.3f s (%.1f tokens/s)\n",
                  static_cast<long long>(promptLen), warmupPrefillSeconds,
                  rate(promptLen, warmupPrefillSeconds));
-  std::fprintf(stderr,
-               "tra-llama: prefill: %lld tokens in %.3f s (%.1f tokens/s, "
-               "%s, %s)\n",
-               static_cast<long long>(promptLen), prefillSeconds,
-               rate(promptLen, prefillSeconds),
-               config.oneStepPrefill ? "one step" : "one token per step",
-               config.how.c_str());
-  std::fprintf(stderr,
-               "tra-llama: decode: %lld tokens in %.3f s (%.1f tokens/s, "
-               "%s)\n",
-               static_cast<long long>(decoded), decodeSeconds,
-               rate(decoded, decodeSeconds), config.how.c_str());
-  std::fflush(stderr);
+  if (config.reportTimings) {
+    std::fprintf(stderr,
+                 "tra-llama: prefill: %lld tokens in %.3f s (%.1f tokens/s, "
+                 "%s, %s)\n",
+                 static_cast<long long>(promptLen), prefillSeconds,
+                 rate(promptLen, prefillSeconds),
+                 config.oneStepPrefill ? "one step" : "one token per step",
+                 config.how.c_str());
+    std::fprintf(stderr,
+                 "tra-llama: decode: %lld tokens in %.3f s (%.1f tokens/s, "
+                 "%s)\n",
+                 static_cast<long long>(decoded), decodeSeconds,
+                 rate(decoded, decodeSeconds), config.how.c_str());
+    std::fflush(stderr);
+  }
   if (!config.logitsOut.empty()) {
     rt::Status status =
         rt::writeNpy(config.logitsOut,
                      rt::HostTensor::fromDoubles(
                          rt::DType::F32, {config.steps, vocab}, allLogits));
     if (!status)
-      return status.message();
+      return status;
   }
   if (!config.benchJson.empty())
     if (rt::Status status =
             writeBenchJson(config, promptLen, prefillSeconds, decoded,
                            decodeSeconds, warmupPrefillSeconds);
         !status)
-      return status.message();
-  return "";
+      return status;
+  return rt::Status::success();
 }

@@ -1,0 +1,34 @@
+//===- LlamaPrograms.h - Compiled step programs of a LLaMA model -*- C++ -*-=//
+//
+// The compiler's half of running a LLaMA model on one device: @forward of
+// the model over `seq` tokens per step (buildLlamaModule) compiled into a
+// shared library through the library cache, ready for the engine
+// (runtime/engine's LocalModel). tra-llama and the Python package share it.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TRA_FRONTEND_LLAMAPROGRAMS_H
+#define TRA_FRONTEND_LLAMAPROGRAMS_H
+
+#include "tra/Conversion/Executable/Executable.h"
+#include "tra/Runtime/Llama.h"
+
+#include "mlir/IR/MLIRContext.h"
+#include "llvm/Support/Error.h"
+
+namespace mlir {
+namespace tra {
+
+/// Builds @forward of `params` over `seq` tokens per step and compiles it
+/// for one device with `threads` threads (or loads it from
+/// `cacheDirectory`, none if empty; `keyExtra`, e.g. the hardware
+/// description, is part of the cache key). Cache notes go to `notes`.
+llvm::Expected<CompiledProgram>
+compileLlamaStep(MLIRContext &context, const ::tra::rt::LlamaParams &params,
+                 int64_t seq, int64_t threads, StringRef cacheDirectory,
+                 StringRef keyExtra, llvm::raw_ostream &notes);
+
+} // namespace tra
+} // namespace mlir
+
+#endif // TRA_FRONTEND_LLAMAPROGRAMS_H

@@ -1,0 +1,305 @@
+//===- RankModel.cpp - One MPI rank of a distributed LLaMA model ----------===//
+
+#include "tra/Engine/RankModel.h"
+
+#include "tra/Engine/Redistribute.h"
+#include "tra/Engine/StepTensors.h"
+
+#include <algorithm>
+
+using namespace tra;
+using namespace tra::engine;
+
+rt::Result<std::unique_ptr<RankModel>>
+RankModel::load(const std::vector<std::string> &programPaths) {
+  std::unique_ptr<RankModel> model(new RankModel());
+  for (const std::string &path : programPaths) {
+    rt::Result<std::unique_ptr<exec::ProgramLibrary>> library =
+        exec::ProgramLibrary::open(path);
+    if (!library)
+      return library.error();
+    const TraExecProgram &program = (*library)->program();
+    if (!(*library)->isDistributed())
+      return rt::fileError(path, "not a distributed program");
+    if (!model->steps.empty() && program.numRanks != model->ranks)
+      return rt::fileError(
+          path, "a program of " + std::to_string(program.numRanks) +
+                    " ranks, the others have " + std::to_string(model->ranks));
+    model->ranks = program.numRanks;
+    model->planFingerprint =
+        model->planFingerprint * 1000003u ^ uint64_t(program.fingerprint);
+    Step step;
+    step.library = std::move(*library);
+    model->steps.push_back(std::move(step));
+  }
+  if (model->steps.empty())
+    return rt::Error{"no step program"};
+  return model;
+}
+
+rt::Status RankModel::init(int rank, const std::string &checkpoint,
+                           int64_t maxSeqLen, int64_t threads) {
+  me = rank;
+  checkpointPath = checkpoint;
+  rt::Result<std::unique_ptr<rt::TensorSource>> opened =
+      rt::openTensorSource(checkpoint);
+  if (!opened)
+    return opened.error();
+  source = std::move(*opened);
+  if (!source->llamaParams())
+    return rt::fileError(checkpoint,
+                         "does not state the LLaMA model's parameters");
+  p = *source->llamaParams();
+  if (maxSeqLen > 0)
+    p.maxSeqLen = std::min(p.maxSeqLen, maxSeqLen);
+  rt::computeRopeTables(p, cosTable, sinTable);
+  for (Step &step : steps) {
+    if (rt::Status status = bindLayouts(step); !status)
+      return status;
+    if (rt::Status status = bindBuffers(step, threads); !status)
+      return status;
+  }
+  caches.resize(size_t(2 * p.nLayers));
+  return rt::Status::success();
+}
+
+bool RankModel::hasProgram(int64_t seq) const {
+  return std::any_of(steps.begin(), steps.end(),
+                     [&](const Step &s) { return s.seq == seq; });
+}
+
+/// Finds the step length and the layouts of the caches and the logits.
+rt::Status RankModel::bindLayouts(Step &step) {
+  const TraExecProgram &program = step.library->program();
+  const std::string &path = step.library->path();
+  size_t numCaches = size_t(2 * p.nLayers);
+  step.cacheIn.resize(numCaches);
+  step.cacheOut.resize(numCaches);
+  step.cacheInSlot.assign(numCaches, std::nullopt);
+  step.cacheOutSlot.assign(numCaches, std::nullopt);
+  std::vector<bool> seenIn(numCaches), seenOut(numCaches);
+  bool seenLogits = false;
+  auto set = [&](Layout &layout, int64_t tensor, bool output) -> rt::Status {
+    rt::Result<Layout> found = layoutOf(program, tensor, output);
+    if (!found)
+      return rt::fileError(path, found.message());
+    layout = std::move(*found);
+    return rt::Status::success();
+  };
+  for (int64_t i = 0; i < program.numInputs; ++i) {
+    const TraExecTensorInfo &info = program.inputs[i];
+    StepTensorRole role = classifyStepInput(info.name, p.nLayers);
+    if (role.kind == StepTensorKind::Tokens) {
+      if (info.rank != 1 || info.dtype != TRA_EXEC_I64)
+        return rt::fileError(path, "input 'tokens' is not i64[seq]");
+      step.seq = info.shape[0];
+    } else if (role.kind == StepTensorKind::Cache) {
+      seenIn[size_t(role.cache)] = true;
+      if (rt::Status s = set(step.cacheIn[size_t(role.cache)], i, false); !s)
+        return s;
+    }
+  }
+  for (int64_t i = 0; i < program.numOutputs; ++i) {
+    const char *name = program.outputs[i].name;
+    StepTensorRole role = classifyStepOutput(name, p.nLayers);
+    if (role.kind == StepTensorKind::Cache) {
+      seenOut[size_t(role.cache)] = true;
+      if (rt::Status s = set(step.cacheOut[size_t(role.cache)], i, true); !s)
+        return s;
+    } else if (role.kind == StepTensorKind::Logits) {
+      seenLogits = true;
+      if (rt::Status s = set(step.logits, i, true); !s)
+        return s;
+    } else {
+      return rt::fileError(path, "unknown @forward result '" +
+                                     std::string(name) + "'");
+    }
+  }
+  for (size_t c = 0; c < numCaches; ++c)
+    if (!seenIn[c] || !seenOut[c])
+      return rt::fileError(path, "@forward does not pass every KV cache of "
+                                 "the " +
+                                     std::to_string(p.nLayers) +
+                                     "-layer model");
+  if (!seenLogits || step.seq < 1)
+    return rt::fileError(path, "@forward has no tokens or logits");
+  return rt::Status::success();
+}
+
+/// Prepares `step`'s buffers for this rank: reads the weight tiles, cuts
+/// the rotary tables, allocates the rest.
+rt::Status RankModel::bindBuffers(Step &step, int64_t threads) {
+  const TraExecProgram &program = step.library->program();
+  const std::string &path = step.library->path();
+  step.mine = &program.ranks[me];
+  const TraExecRankProgram &mine = *step.mine;
+  auto shapeOf = [](const TraExecTensorInfo &info) {
+    return std::vector<int64_t>(info.shape, info.shape + info.rank);
+  };
+  step.buffers.assign(size_t(mine.numInputs + mine.numOutputs), nullptr);
+  step.ownBuffers.reserve(size_t(mine.numInputs + mine.numOutputs));
+  auto own = [&](size_t slot, rt::HostTensor t) {
+    step.ownBuffers.push_back(std::move(t));
+    step.buffers[slot] = step.ownBuffers.back().mutableData();
+  };
+  for (int64_t i = 0; i < mine.numInputs; ++i) {
+    const TraExecTile &tile = mine.inputs[i];
+    const TraExecTensorInfo &info = program.inputs[tile.tensor];
+    std::string name = info.name;
+    Box box = boxOf(tile, info.rank);
+    size_t slot = size_t(i);
+    if (info.dtype != TRA_EXEC_F32 && info.dtype != TRA_EXEC_I64)
+      return rt::fileError(path, "input '" + name + "' is neither f32 nor i64");
+    StepTensorRole role = classifyStepInput(name, p.nLayers);
+    switch (role.kind) {
+    case StepTensorKind::Tokens:
+      step.tokens = {slot, box};
+      own(slot, rt::HostTensor::zeros(rt::DType::I64, box.sizes));
+      break;
+    case StepTensorKind::Position:
+      step.posSlots.push_back(slot);
+      own(slot, rt::HostTensor::zeros(rt::DType::I64, {}));
+      break;
+    case StepTensorKind::RopeCos:
+    case StepTensorKind::RopeSin: {
+      std::vector<int64_t> shape = ropeTableShape(p);
+      if (shapeOf(info) != shape)
+        return rt::fileError(path, "'" + name +
+                                       "' has another shape than the "
+                                       "model's rotary tables");
+      rt::HostTensor part = rt::HostTensor::zeros(rt::DType::F32, box.sizes);
+      const std::vector<float> &table =
+          role.kind == StepTensorKind::RopeCos ? cosTable : sinTable;
+      rt::copyTile(rt::DType::F32, shape,
+                   reinterpret_cast<const uint8_t *>(table.data()), box.offsets,
+                   box.sizes, part.mutableData());
+      own(slot, std::move(part));
+      break;
+    }
+    case StepTensorKind::Cache:
+      step.cacheInSlot[size_t(role.cache)] = slot;
+      break;
+    case StepTensorKind::Logits:
+    case StepTensorKind::Other: {
+      // A weight: only this rank's tile is read (from its own file of a
+      // re-split checkpoint), shared by the programs that hold the same
+      // tile.
+      const rt::TensorInfo *stored = source->find(name);
+      if (!stored)
+        return rt::fileError(checkpointPath, "no tensor '" + name + "'");
+      if (stored->shape != shapeOf(info))
+        return rt::fileError(
+            checkpointPath,
+            "tensor '" + name + "' is " + rt::formatShape(stored->shape) +
+                ", the model expects " + rt::formatShape(shapeOf(info)));
+      std::string key =
+          name + rt::formatShape(box.offsets) + rt::formatShape(box.sizes);
+      auto found = weights.find(key);
+      if (found == weights.end()) {
+        rt::Result<rt::HostTensor> part =
+            source->readTile(name, box.offsets, box.sizes, rt::DType::F32, me);
+        if (!part)
+          return part.error();
+        found = weights.emplace(key, std::move(*part)).first;
+      }
+      step.buffers[slot] = found->second.mutableData();
+      break;
+    }
+    }
+  }
+  for (int64_t i = 0; i < mine.numOutputs; ++i) {
+    const TraExecTile &tile = mine.outputs[i];
+    const TraExecTensorInfo &info = program.outputs[tile.tensor];
+    size_t slot = size_t(mine.numInputs + i);
+    StepTensorRole role = classifyStepOutput(info.name, p.nLayers);
+    if (role.kind == StepTensorKind::Logits) {
+      step.logitsSlot = slot;
+      own(slot,
+          rt::HostTensor::zeros(rt::DType::F32, boxOf(tile, info.rank).sizes));
+    } else {
+      step.cacheOutSlot[size_t(role.cache)] = slot;
+    }
+  }
+  step.library->setNumThreads(
+      threads > 0 ? threads : std::max<int64_t>(1, program.numThreads));
+  return rt::Status::success();
+}
+
+rt::Status RankModel::step(const std::vector<int64_t> &tokens, int64_t pos,
+                           int64_t n, std::vector<double> &logits) {
+  Step *step = nullptr;
+  for (Step &s : steps)
+    if (s.seq == n)
+      step = &s;
+  if (!step)
+    return rt::Error{"no program for " + std::to_string(n) +
+                     " tokens per step"};
+  if (pos < 0 || n > p.maxSeqLen || pos > p.maxSeqLen - n ||
+      pos + n > int64_t(tokens.size()))
+    return rt::Error{"a step of " + std::to_string(n) + " tokens at position " +
+                     std::to_string(pos) + " is outside the KV cache of " +
+                     std::to_string(p.maxSeqLen) + " positions"};
+  if (step->tokens) {
+    auto &[slot, box] = *step->tokens;
+    int64_t *dst = static_cast<int64_t *>(step->buffers[slot]);
+    for (int64_t i = 0; i < box.sizes[0]; ++i)
+      dst[i] = tokens[size_t(pos + box.offsets[0] + i)];
+  }
+  for (size_t slot : step->posSlots)
+    *static_cast<int64_t *>(step->buffers[slot]) = pos;
+  // The caches: this step's input tiles from the previous step's output.
+  std::vector<rt::HostTensor> inputs(caches.size());
+  for (size_t c = 0; c < caches.size(); ++c) {
+    Cache &cache = caches[c];
+    const std::optional<Box> &myIn = step->cacheIn[c].tiles[size_t(me)];
+    if (!cache.layout) {
+      inputs[c] = myIn ? rt::HostTensor::zeros(rt::DType::F32, myIn->sizes)
+                       : rt::HostTensor();
+    } else if (cache.layout->sameTiles(step->cacheIn[c])) {
+      inputs[c] = std::move(cache.tile);
+    } else {
+      rt::Result<rt::HostTensor> moved =
+          redistribute(rt::DType::F32, *cache.layout, cache.tile,
+                       step->cacheIn[c].tiles, me, cacheBytesMoved);
+      if (!moved)
+        return moved.error();
+      inputs[c] = std::move(*moved);
+      ++cacheRelayouts;
+    }
+    if (step->cacheInSlot[c])
+      step->buffers[*step->cacheInSlot[c]] = inputs[c].mutableData();
+    const std::optional<Box> &myOut = step->cacheOut[c].tiles[size_t(me)];
+    if (myOut && cache.spare.shape() != myOut->sizes)
+      cache.spare = rt::HostTensor::zeros(rt::DType::F32, myOut->sizes);
+    if (step->cacheOutSlot[c])
+      step->buffers[*step->cacheOutSlot[c]] = cache.spare.mutableData();
+  }
+  step->mine->run(step->buffers.data());
+  for (size_t c = 0; c < caches.size(); ++c) {
+    Cache &cache = caches[c];
+    cache.tile = std::move(cache.spare);
+    cache.spare = std::move(inputs[c]);
+    cache.layout = &step->cacheOut[c];
+  }
+  // Rank 0 gathers the logits.
+  std::vector<std::optional<Box>> whole(static_cast<size_t>(ranks));
+  whole[0] = Box{{0, 0}, {n, p.vocabSize}};
+  rt::HostTensor mine;
+  if (step->logitsSlot)
+    mine = rt::HostTensor::view(
+        rt::DType::F32, step->logits.tiles[size_t(me)]->sizes,
+        static_cast<const uint8_t *>(step->buffers[*step->logitsSlot]),
+        nullptr);
+  int64_t gathered = 0;
+  rt::Result<rt::HostTensor> all =
+      redistribute(rt::DType::F32, step->logits, mine, whole, me, gathered);
+  if (!all)
+    return all.error();
+  if (me == 0) {
+    logits.resize(size_t(all->numElements()));
+    const float *data = reinterpret_cast<const float *>(all->data());
+    for (size_t i = 0; i < logits.size(); ++i)
+      logits[i] = data[i];
+  }
+  return rt::Status::success();
+}

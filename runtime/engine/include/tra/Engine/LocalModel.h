@@ -1,0 +1,91 @@
+//===- LocalModel.h - A LLaMA model run in this process ---------*- C++ -*-===//
+//
+// The engine of a LLaMA model on one device: step programs compiled by tra
+// into shared libraries (one per step length: 1 token for decoding, the
+// prompt's length for prefill) are loaded into this process and run on the
+// weights where the checkpoint holds them. The model owns the state between
+// steps: the rotary tables and the KV caches, double-buffered (a step reads
+// one set and writes the other, which the program returns; then the sets
+// swap). tra-llama and the Python package run one-device generations
+// through it; compiling the programs is the caller's business (the
+// compiler's library cache). No MLIR dependency.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TRA_ENGINE_LOCALMODEL_H
+#define TRA_ENGINE_LOCALMODEL_H
+
+#include "tra/Exec/Library.h"
+#include "tra/Runtime/Error.h"
+#include "tra/Runtime/Llama.h"
+
+#include <array>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace tra::engine {
+
+class LocalModel {
+public:
+  /// Prepares a model over `checkpoint`'s weights, which must outlive it:
+  /// f32 weights are used in place (brought into memory now rather than
+  /// page by page in the first step), others converted to f32 once. Its
+  /// programs run on `threads` threads (at least 1).
+  LocalModel(const rt::LlamaCheckpoint &checkpoint, int64_t threads);
+  LocalModel(const LocalModel &) = delete;
+  LocalModel &operator=(const LocalModel &) = delete;
+
+  /// Adds the step program in `library` (a one-device @forward): binds each
+  /// of its inputs and outputs by name (StepTensors.h), checking element
+  /// type and shape against the model. Errors name the library's file.
+  rt::Status addProgram(std::unique_ptr<exec::ProgramLibrary> library);
+  /// Whether a program runs steps of `seq` tokens.
+  bool hasProgram(int64_t seq) const { return programs.count(seq) != 0; }
+
+  /// Runs one step over tokens[pos, pos + n) (the caches hold the positions
+  /// before pos) with the program for n tokens; `logits` receives every row
+  /// (n x vocab) if allRows, else the last one.
+  rt::Status step(const std::vector<int64_t> &tokens, int64_t pos, int64_t n,
+                  std::vector<double> &logits);
+
+  /// Clears the KV caches (a new, unrelated generation).
+  void resetCaches();
+
+  const rt::LlamaParams &params() const { return p; }
+  /// step() returns every row of logits (else the last one only).
+  bool allRows = true;
+
+private:
+  struct Program {
+    int64_t seq = 0;
+    std::unique_ptr<exec::ProgramLibrary> library;
+    std::vector<int64_t> tokens;
+    int64_t pos = 0;
+    std::vector<float> logits;
+    std::vector<void *> buffers;
+    /// (buffer slot, cache index 2 * layer + (k ? 0 : 1)).
+    std::vector<std::pair<size_t, int64_t>> cacheInputs, cacheOutputs;
+  };
+  struct Weight {
+    const rt::HostTensor *tensor;
+    const void *data;
+  };
+
+  rt::Status bind(Program &program);
+
+  rt::LlamaParams p;
+  int64_t threads = 1;
+  std::vector<float> cosTable, sinTable;
+  std::map<std::string, Weight> weights;
+  std::map<std::string, std::vector<float>> converted;
+  /// Two sets of 2 * nLayers caches; set `parity` holds the current ones.
+  std::array<std::vector<std::vector<float>>, 2> caches;
+  bool parity = false;
+  std::map<int64_t, Program> programs;
+};
+
+} // namespace tra::engine
+
+#endif // TRA_ENGINE_LOCALMODEL_H

@@ -1,0 +1,123 @@
+"""tra.Llama: a checkpoint compiled for one device and run by tra's engine,
+checked against the independent float64 NumPy reference of
+test/Frontend/Inputs/llama2c_reference.py.
+
+Run by llama.test (pytest); TRA_MODELS names ../shared/models.
+"""
+import os
+import sys
+
+import numpy as np
+import pytest
+
+import tra
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "Frontend",
+                                "Inputs"))
+import llama2c_reference as ref  # noqa: E402
+
+MODEL = os.path.join(os.environ.get("TRA_MODELS", ""), "stories260K.bin")
+# llama2.c's greedy continuation of BOS with stories260K (shared/models).
+LLAMA2C_IDS = [461, 461, 401, 401, 401, 461, 378, 455, 473, 456]
+
+
+@pytest.fixture(scope="module")
+def cache_dir(tmp_path_factory):
+    return str(tmp_path_factory.mktemp("tra-cache"))
+
+
+@pytest.fixture(scope="module")
+def llm(cache_dir):
+    return tra.Llama(MODEL, cache_dir=cache_dir, max_seq_len=64)
+
+
+@pytest.fixture(scope="module")
+def reference():
+    cfg, w = ref.load(MODEL)
+    return cfg, w
+
+
+def test_params(llm):
+    p = llm.params
+    assert (p["dim"], p["n_layers"], p["n_heads"], p["n_kv_heads"]) == \
+        (64, 5, 8, 4)
+    assert p["vocab_size"] == 512 and p["max_seq_len"] == 64
+
+
+def test_greedy_ids_match_llama2c_and_numpy(llm, reference):
+    ids = llm.generate([1], steps=20)
+    assert ids[:10] == LLAMA2C_IDS
+    # Each of the 20 positions yields the next token.
+    want, _ = ref.generate(*reference, steps=20)
+    assert ids == want
+    timings = llm.last_timings
+    assert timings["prefill_seconds"] > 0 and timings["decode_seconds"] > 0
+
+
+def test_forward_logits_match_numpy(llm, reference):
+    tokens = [1, 461, 401, 37, 300, 2]
+    llm.reset()
+    prefill = llm.forward(tokens, pos=0)
+    assert prefill.shape == (6, 512) and prefill.dtype == np.float32
+    nxt = llm.forward([99], pos=6)
+    got = np.concatenate([prefill, nxt])
+    # The reference feeds BOS at position 0, then forced[pos] after it.
+    _, want = ref.generate(*reference, steps=7, forced=tokens[1:] + [99, 0])
+    err = float(np.abs(got - want).max())
+    assert err < 1e-3, f"max abs logit error {err:.3e}"
+    # The logits are not all alike: a broken step would not pass by chance.
+    assert float(np.abs(want[1:] - want[:-1]).max()) > 1.0
+
+
+def test_prefill_and_token_by_token_agree(llm):
+    prompt = [1, 461, 401, 401]
+    assert llm.generate(prompt, steps=16, prefill=True) == \
+        llm.generate(prompt, steps=16, prefill=False)
+
+
+def test_sampling_is_seeded(llm):
+    a = llm.generate([1], steps=24, temperature=1.0, top_p=0.9, seed=42)
+    b = llm.generate([1], steps=24, temperature=1.0, top_p=0.9, seed=42)
+    c = llm.generate([1], steps=24, temperature=1.0, top_p=0.9, seed=7)
+    assert a == b and len(a) == 24
+    assert a != c
+
+
+def test_second_instance_loads_from_the_cache(cache_dir):
+    other = tra.Llama(MODEL, cache_dir=cache_dir, max_seq_len=64)
+    assert other.generate([1], steps=10) == LLAMA2C_IDS
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda l: l.generate([1, 512], steps=4),
+     "prompt token 512 is not in [0, 512)"),
+    (lambda l: l.generate([], steps=4), "the prompt has no tokens"),
+    (lambda l: l.generate([1], steps=65), "steps 65 must be in [1, 64]"),
+    (lambda l: l.generate([1], steps=8, temperature=-1.0), "temperature"),
+    (lambda l: l.forward([1], pos=64), "outside the KV cache of 64"),
+    (lambda l: l.forward([1], pos=-1), "outside the KV cache of 64"),
+    (lambda l: l.forward([], pos=0), "a step of 0 tokens"),
+])
+def test_errors_are_value_errors(llm, call, message):
+    with pytest.raises(ValueError, match=None) as info:
+        call(llm)
+    assert message in str(info.value)
+
+
+def test_bad_construction(tmp_path):
+    with pytest.raises(ValueError) as info:
+        tra.Llama(str(tmp_path / "missing.bin"))
+    assert "missing.bin" in str(info.value)
+    bad = tmp_path / "short.bin"
+    bad.write_bytes(b"\0" * 10)
+    with pytest.raises(ValueError) as info:
+        tra.Llama(str(bad))
+    assert "short.bin" in str(info.value)
+    hw = os.path.join(os.path.dirname(__file__), "..", "..", "hw",
+                      "dgx-8.json")
+    with pytest.raises(ValueError) as info:
+        tra.Llama(MODEL, hw=hw)
+    assert "8 devices" in str(info.value) and "tra-llama run" in str(info.value)
+    with pytest.raises(ValueError) as info:
+        tra.Llama(MODEL, max_seq_len=513)
+    assert "max_seq_len 513" in str(info.value)

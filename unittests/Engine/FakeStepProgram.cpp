@@ -1,0 +1,91 @@
+//===- FakeStepProgram.cpp - A hand-written LLaMA step library
+//-------------===//
+//
+// A shared library with the descriptor a compiled LLaMA step program has
+// (tra/Exec/ABI.h), for a tiny model (dim 4, 2 heads, 1 KV head, 1 layer,
+// vocab 5, 8 positions), built once per step length (FAKE_SEQ tokens). Its
+// `run` does arithmetic the test can predict, so the engine's binding and
+// KV-cache handling are checked without the compiler:
+//
+//   k_cache_out = k_cache, then [pos + i, 0, 0] = tokens[i]
+//   v_cache_out = v_cache, then [pos + i, 0, 1] = pos + i
+//   logits[i][j] = tok_embeddings.weight[j][0]
+//                  + sum over t <= pos + i of k_cache_out[t, 0, 0]
+//                  + 100 * freqs_cos[pos + i][0]
+//
+//===----------------------------------------------------------------------===//
+
+#include "tra/Exec/ABI.h"
+
+#include <cstring>
+
+#ifndef FAKE_SEQ
+#error "FAKE_SEQ (tokens per step) must be defined"
+#endif
+
+namespace {
+constexpr int64_t kSeq = FAKE_SEQ, kVocab = 5, kMaxSeq = 8, kDim = 4;
+const int64_t tokensShape[] = {kSeq};
+const int64_t tableShape[] = {kMaxSeq, 1};
+const int64_t cacheShape[] = {kMaxSeq, 1, 2};
+const int64_t embeddingShape[] = {kVocab, kDim};
+const int64_t logitsShape[] = {kSeq, kVocab};
+
+const TraExecTensorInfo inputs[] = {
+    {"tokens", TRA_EXEC_I64, 1, tokensShape},
+    {"pos", TRA_EXEC_I64, 0, nullptr},
+    {"freqs_cos", TRA_EXEC_F32, 2, tableShape},
+    {"freqs_sin", TRA_EXEC_F32, 2, tableShape},
+    {"layers.0.k_cache", TRA_EXEC_F32, 3, cacheShape},
+    {"layers.0.v_cache", TRA_EXEC_F32, 3, cacheShape},
+#ifdef FAKE_WEIGHT_NAME
+    {FAKE_WEIGHT_NAME, TRA_EXEC_F32, 2, embeddingShape},
+#else
+    {"tok_embeddings.weight", TRA_EXEC_F32, 2, embeddingShape},
+#endif
+};
+const TraExecTensorInfo outputs[] = {
+    {"logits", TRA_EXEC_F32, 2, logitsShape},
+    {"layers.0.k_cache_out", TRA_EXEC_F32, 3, cacheShape},
+    {"layers.0.v_cache_out", TRA_EXEC_F32, 3, cacheShape},
+};
+
+void run(void *const *buffers) {
+  const int64_t *tokens = static_cast<const int64_t *>(buffers[0]);
+  int64_t pos = *static_cast<const int64_t *>(buffers[1]);
+  const float *cosTable = static_cast<const float *>(buffers[2]);
+  const float *kIn = static_cast<const float *>(buffers[4]);
+  const float *vIn = static_cast<const float *>(buffers[5]);
+  const float *embedding = static_cast<const float *>(buffers[6]);
+  float *logits = static_cast<float *>(buffers[7]);
+  float *kOut = static_cast<float *>(buffers[8]);
+  float *vOut = static_cast<float *>(buffers[9]);
+  const size_t cacheBytes = sizeof(float) * kMaxSeq * 2;
+  std::memcpy(kOut, kIn, cacheBytes);
+  std::memcpy(vOut, vIn, cacheBytes);
+  for (int64_t i = 0; i < kSeq; ++i) {
+    kOut[(pos + i) * 2] = float(tokens[i]);
+    vOut[(pos + i) * 2 + 1] = float(pos + i);
+  }
+  for (int64_t i = 0; i < kSeq; ++i) {
+    float sum = 0;
+    for (int64_t t = 0; t <= pos + i; ++t)
+      sum += kOut[t * 2];
+    for (int64_t j = 0; j < kVocab; ++j)
+      logits[i * kVocab + j] =
+          embedding[j * kDim] + sum + 100.0f * cosTable[pos + i];
+  }
+}
+} // namespace
+
+extern "C" {
+const TraExecProgram tra_exec_program = {
+    TRA_EXEC_ABI_VERSION, "forward", 7, inputs, 3, outputs, run,
+    /*numThreads=*/1,
+    /*numOps=*/0,         nullptr,
+    /*numRanks=*/0,       nullptr,
+    /*fingerprint=*/0};
+
+int64_t fakeThreads = 0;
+void tra_exec_set_num_threads(int64_t threads) { fakeThreads = threads; }
+}
