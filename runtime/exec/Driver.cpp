@@ -908,7 +908,8 @@ int runDistributed(const TraExecProgram &program, const Options &options,
     comm.fatal(message.c_str());
     return 1;
   }
-  comm.finalize(0);
+  // With --profile the runtime adds what it handed MPI over the whole job.
+  comm.finalize(options.profile ? 1 : 0);
   return *code;
 }
 

@@ -19,11 +19,31 @@ namespace {
 /// Largest message MPI is given at once (counts are int).
 constexpr int64_t kChunk = int64_t(1) << 30;
 
+/// What the runtime hands to MPI for one kind of collective.
+struct Collective {
+  /// Collectives asked for (one per all-reduce or reduce-scatter of the
+  /// program; a payload above 2^30 elements is handed over in pieces but
+  /// counts once).
+  int64_t calls = 0;
+  /// Their payload: elements x the size of the MPI datatype they are handed
+  /// over as (16-bit floats are reduced in f32: 4 bytes each). For a
+  /// reduce-scatter, the whole contribution of this rank.
+  int64_t bytes = 0;
+};
+
 struct State {
   int rank = 0;
   int size = 1;
-  int64_t bytesSent = 0;
-  int64_t messagesSent = 0;
+  /// Point to point: what this rank handed to MPI_Send/MPI_Isend.
+  int64_t p2pBytes = 0;
+  int64_t p2pMessages = 0;
+  Collective allReduce, reduceScatter;
+  /// The collectives' traffic as a ring algorithm would send it (an
+  /// all-reduce 2 (p - 1) / p of the payload in 2 (p - 1) messages, a
+  /// reduce-scatter (p - 1) / p in p - 1): the cost model's formula, an
+  /// estimate, not a count; MPI picks its own algorithm.
+  int64_t ringBytes = 0;
+  int64_t ringMessages = 0;
   std::string program = "PROGRAM";
   /// Outstanding non-blocking requests: handle -> MPI requests (one per
   /// chunk). Completed handles are erased.
@@ -160,15 +180,33 @@ void tra_mpi_init(int *argc, char ***argv, int64_t requiredRanks,
 
 int tra_mpi_rank(void) { return state().rank; }
 int tra_mpi_size(void) { return state().size; }
-int64_t tra_mpi_bytes_sent(void) { return state().bytesSent; }
-int64_t tra_mpi_messages_sent(void) { return state().messagesSent; }
+// Point to point counted exactly, collectives by the ring estimate: the
+// figure the cost model's "bytes moved" is comparable with.
+int64_t tra_mpi_bytes_sent(void) {
+  return state().p2pBytes + state().ringBytes;
+}
+int64_t tra_mpi_messages_sent(void) {
+  return state().p2pMessages + state().ringMessages;
+}
 
 void tra_mpi_finalize(int printProfile) {
   State &s = state();
   tra_mpi_wait_all();
-  if (printProfile)
-    std::fprintf(stderr, "tra: rank %d: sent %lld bytes in %lld messages\n",
-                 s.rank, (long long)s.bytesSent, (long long)s.messagesSent);
+  if (printProfile) {
+    std::fprintf(stderr,
+                 "tra: rank %d: sent %lld bytes in %lld messages point to "
+                 "point\n",
+                 s.rank, (long long)s.p2pBytes, (long long)s.p2pMessages);
+    std::fprintf(stderr,
+                 "tra: rank %d: handed MPI %lld all_reduce (%lld bytes), %lld "
+                 "reduce_scatter (%lld bytes); a ring would send %lld bytes "
+                 "in %lld messages for them (estimate)\n",
+                 s.rank, (long long)s.allReduce.calls,
+                 (long long)s.allReduce.bytes,
+                 (long long)s.reduceScatter.calls,
+                 (long long)s.reduceScatter.bytes, (long long)s.ringBytes,
+                 (long long)s.ringMessages);
+  }
   for (auto &[_, comm] : s.groups)
     if (comm != MPI_COMM_NULL)
       MPI_Comm_free(&comm);
@@ -185,8 +223,8 @@ void tra_mpi_send(const void *data, int64_t bytes, int dest, int tag) {
           "MPI_Send");
     done += n;
   } while (done < bytes);
-  state().bytesSent += bytes;
-  state().messagesSent += 1;
+  state().p2pBytes += bytes;
+  state().p2pMessages += 1;
 }
 
 void tra_mpi_recv(void *data, int64_t bytes, int source, int tag) {
@@ -213,8 +251,8 @@ int64_t tra_mpi_isend(const void *data, int64_t bytes, int dest, int tag) {
           "MPI_Isend");
     done += n;
   }
-  s.bytesSent += bytes;
-  s.messagesSent += 1;
+  s.p2pBytes += bytes;
+  s.p2pMessages += 1;
   int64_t handle = s.nextRequest++;
   s.requests[handle] = std::move(reqs);
   return handle;
@@ -262,13 +300,14 @@ void tra_mpi_allreduce(void *data, int64_t count, int dtype, int op,
     tra_mpi_fatal("all-reduce over a group this rank is not part of");
   MPI_Comm comm = commFor(ranks, nranks);
   MPI_Op mop = mpiOp(op);
-  size_t elementSize = 4;
+  // The bytes of an element as the program holds it, and as MPI gets it.
+  size_t elementSize = 4, mpiElementSize = 4;
   switch (dtype) {
   case TRA_MPI_F32:
     allreduceChunked(data, count, MPI_FLOAT, 4, mop, comm);
     break;
   case TRA_MPI_I64:
-    elementSize = 8;
+    elementSize = mpiElementSize = 8;
     allreduceChunked(data, count, MPI_INT64_T, 8, mop, comm);
     break;
   case TRA_MPI_F16:
@@ -290,11 +329,13 @@ void tra_mpi_allreduce(void *data, int64_t count, int dtype, int op,
   default:
     tra_mpi_fatal("unknown all-reduce element type");
   }
-  // Counted as a ring all-reduce sends: 2 (p - 1) / p of the payload.
+  s.allReduce.calls += 1;
+  s.allReduce.bytes += count * int64_t(mpiElementSize);
+  // The estimate: a ring all-reduce sends 2 (p - 1) / p of the payload.
   if (members > 1) {
     int64_t payload = count * int64_t(elementSize);
-    s.bytesSent += 2 * (members - 1) * payload / members;
-    s.messagesSent += 2 * (members - 1);
+    s.ringBytes += 2 * (members - 1) * payload / members;
+    s.ringMessages += 2 * (members - 1);
   }
 }
 
@@ -315,14 +356,14 @@ void tra_mpi_reduce_scatter(const void *send, void *recv,
     ints[j] = int(counts[j]);
     total += counts[j];
   }
-  size_t elementSize = 4;
+  size_t elementSize = 4, mpiElementSize = 4;
   switch (dtype) {
   case TRA_MPI_F32:
     check(MPI_Reduce_scatter(send, recv, ints.data(), MPI_FLOAT, mop, comm),
           "MPI_Reduce_scatter");
     break;
   case TRA_MPI_I64:
-    elementSize = 8;
+    elementSize = mpiElementSize = 8;
     check(MPI_Reduce_scatter(send, recv, ints.data(), MPI_INT64_T, mop, comm),
           "MPI_Reduce_scatter");
     break;
@@ -348,10 +389,12 @@ void tra_mpi_reduce_scatter(const void *send, void *recv,
   default:
     tra_mpi_fatal("unknown reduce-scatter element type");
   }
-  // Counted as a ring reduce-scatter sends: (p - 1) / p of the payload.
+  s.reduceScatter.calls += 1;
+  s.reduceScatter.bytes += total * int64_t(mpiElementSize);
+  // The estimate: a ring reduce-scatter sends (p - 1) / p of the payload.
   if (nranks > 1) {
-    s.bytesSent += (nranks - 1) * total * int64_t(elementSize) / nranks;
-    s.messagesSent += nranks - 1;
+    s.ringBytes += (nranks - 1) * total * int64_t(elementSize) / nranks;
+    s.ringMessages += nranks - 1;
   }
 }
 
@@ -361,8 +404,8 @@ void tra_mpi_reduce_scatter(const void *send, void *recv,
 //
 // Compiled programs call MPI_Send, MPI_Recv and MPI_Allreduce directly (the
 // lowering of the upstream mpi dialect). These definitions take the place
-// of the library's (the MPI profiling interface): they count what is sent,
-// as the runtime's own calls above do, check the return code (the job's
+// of the library's (the MPI profiling interface): they count what is handed
+// to MPI, as the runtime's own calls above do, check the return code (the job's
 // communicators return errors instead of aborting, and the generated code
 // does not look at them), and forward to PMPI_*.
 
@@ -371,8 +414,8 @@ int MPI_Send(const void *buf, int count, MPI_Datatype type, int dest, int tag,
   int size = 0;
   MPI_Type_size(type, &size);
   check(PMPI_Send(buf, count, type, dest, tag, comm), "MPI_Send");
-  state().bytesSent += int64_t(count) * size;
-  state().messagesSent += 1;
+  state().p2pBytes += int64_t(count) * size;
+  state().p2pMessages += 1;
   return MPI_SUCCESS;
 }
 
@@ -388,10 +431,12 @@ int MPI_Allreduce(const void *send, void *recv, int count, MPI_Datatype type,
   MPI_Type_size(type, &size);
   MPI_Comm_size(comm, &members);
   check(PMPI_Allreduce(send, recv, count, type, op, comm), "MPI_Allreduce");
+  State &s = state();
+  s.allReduce.calls += 1;
+  s.allReduce.bytes += int64_t(count) * size;
   if (members > 1) {
-    state().bytesSent +=
-        2 * (members - 1) * (int64_t(count) * size) / members;
-    state().messagesSent += 2 * (members - 1);
+    s.ringBytes += 2 * (members - 1) * (int64_t(count) * size) / members;
+    s.ringMessages += 2 * (members - 1);
   }
   return MPI_SUCCESS;
 }
