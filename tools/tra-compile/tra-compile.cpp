@@ -1,19 +1,23 @@
 //===- tra-compile.cpp - The tra ahead-of-time compiler -------------------===//
 //
-//   tra-compile MODEL.mlir [--hw FILE.json|local] [--emit=plan] [--explain]
-//               [--dot=FILE.dot] [-o FILE]
+//   tra-compile MODEL.mlir [--hw FILE.json|local]
+//               [--emit=exe|obj|lib|plan|mlir] [--explain] [--dot=FILE.dot]
+//               [-o FILE]
 //
 // Reads a model-level tra program and plans it for the hardware described by
 // --hw (plan::planModule: inline, then the decomposition of every function).
 // --emit selects what is written:
 //
+//   exe    a native executable (the default with -o); for hardware with
+//          several devices, an MPI program with one rank per device
+//          (`mpirun -np N OUT ...`). --emulate-on-cpu compiles plans for GPU
+//          hardware with CPU code.
+//   obj    an object file; lib: an object, its C header and a shared library.
 //   plan   the planned IR: every tensor value with its distribution and the
-//          tile moves made explicit (tra_plan dialect).
+//          tile moves made explicit (tra_plan dialect); the default without
+//          -o, and with --explain or --dot.
 //   mlir   for one device, the IR after each lowering stage (linalg on
 //          tensors, bufferized, LLVM dialect), or only --stage=NAME's.
-//   exe    a native executable; for hardware with several devices, an MPI
-//          program with one rank per device (`mpirun -np N OUT ...`).
-//          --emulate-on-cpu compiles plans for GPU hardware with CPU code.
 //
 // --explain prints the plan as a database prints EXPLAIN (per operation its
 // cut, devices, estimated time and bytes moved; totals for the step time,
@@ -50,7 +54,7 @@ using namespace mlir::tra;
 namespace cl = llvm::cl;
 
 namespace {
-/// What tra-compile writes. Later issues add code generation modes.
+/// What tra-compile writes.
 enum class EmitKind { Plan, Exe, Obj, Lib, Mlir };
 
 /// tra-compile's own options: --help lists only these, not the LLVM and
@@ -65,19 +69,22 @@ struct Options {
                                    "'local' (default)"),
                           cl::init("local"), cl::cat(toolCategory)};
   cl::opt<EmitKind> emit{
-      "emit", cl::desc("what to write"), cl::init(EmitKind::Plan),
-      cl::values(clEnumValN(EmitKind::Plan, "plan",
-                            "the planned IR (tra_plan dialect)"),
-                 clEnumValN(EmitKind::Mlir, "mlir",
-                            "the IR after each lowering stage (--stage; one "
-                            "device)"),
-                 clEnumValN(EmitKind::Exe, "exe",
+      "emit",
+      cl::desc("what to write (default: exe with -o FILE; plan with "
+               "--explain or --dot, or without -o)"),
+      cl::init(EmitKind::Exe),
+      cl::values(clEnumValN(EmitKind::Exe, "exe",
                             "a native executable (-o OUT; for several "
                             "devices an MPI program, one rank each)"),
                  clEnumValN(EmitKind::Obj, "obj", "an object file (-o OUT.o)"),
                  clEnumValN(EmitKind::Lib, "lib",
                             "an object, its C header and a shared library "
-                            "(-o OUT: OUT.o, OUT.h, OUT.so; one device)")),
+                            "(-o OUT: OUT.o, OUT.h, OUT.so; one device)"),
+                 clEnumValN(EmitKind::Plan, "plan",
+                            "the planned IR (tra_plan dialect)"),
+                 clEnumValN(EmitKind::Mlir, "mlir",
+                            "the IR after each lowering stage (--stage; one "
+                            "device)")),
       cl::cat(toolCategory)};
   cl::opt<bool> explain{"explain",
                         cl::desc("print the plan as EXPLAIN instead of IR"),
@@ -139,7 +146,7 @@ struct Options {
 class Compiler {
 public:
   Compiler(Options &options, MLIRContext &context)
-      : options(options), context(context), emit(options.emit) {}
+      : options(options), context(context), emit(emitKind(options)) {}
 
   int run();
 
@@ -148,6 +155,9 @@ private:
     llvm::WithColor::error(llvm::errs(), "tra-compile") << message << "\n";
     return 1;
   }
+  /// --emit, or its default: an executable when -o names one; the plan
+  /// with --explain or --dot (reports on the plan), or without -o.
+  static EmitKind emitKind(const Options &options);
   OwningOpRef<ModuleOp> load();
   int checkEntry(ModuleOp module);
   int plan(ModuleOp module, const ::tra::hw::HardwareDescription &hw);
@@ -167,6 +177,14 @@ private:
   llvm::StringMap<plan::PlanSummary> summaries;
 };
 } // namespace
+
+EmitKind Compiler::emitKind(const Options &options) {
+  if (options.emit.getNumOccurrences())
+    return options.emit;
+  if (options.explain || !options.dot.empty() || options.output.empty())
+    return EmitKind::Plan;
+  return EmitKind::Exe;
+}
 
 OwningOpRef<ModuleOp> Compiler::load() {
   std::string error;
@@ -375,7 +393,7 @@ int main(int argc, char **argv) {
   cl::ParseCommandLineOptions(argc, argv,
                               "tra ahead-of-time compiler: plans a "
                               "model-level tra program for a hardware "
-                              "description\n");
+                              "description and compiles it\n");
   DialectRegistry registry;
   registry.insert<TRADialect, plan::PlanDialect, arith::ArithDialect,
                   func::FuncDialect, math::MathDialect>();
