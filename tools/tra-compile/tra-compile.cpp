@@ -128,6 +128,14 @@ struct Options {
                "bufferized, llvm, or all (default: every stage in turn, each "
                "after a '// ----- stage NAME -----' line)"),
       cl::init("all"), cl::cat(toolCategory)};
+  cl::opt<bool> blas{"blas",
+                     cl::desc("call BLAS sgemm for f32 contractions (false: "
+                              "generated loops)"),
+                     cl::init(true), cl::cat(toolCategory)};
+  cl::opt<bool> fuseElementwise{
+      "fuse-elementwise",
+      cl::desc("fuse chains of elementwise operations into one loop nest"),
+      cl::init(true), cl::cat(toolCategory)};
   cl::opt<bool> blockingMoves{
       "blocking-moves",
       cl::desc("distributed programs: blocking tile moves in program order "
@@ -167,7 +175,7 @@ private:
   int emitNative(ModuleOp module, const ::tra::hw::HardwareDescription &hw);
   int emitMlir(ModuleOp module, const CodegenOptions &codegen);
   /// The code generation options every emit mode takes from the command
-  /// line (entry, thread threshold).
+  /// line (entry, BLAS, fusion, thread threshold).
   CodegenOptions codegenOptions() const;
 
   Options &options;
@@ -321,6 +329,8 @@ int Compiler::emitDistributed(ModuleOp module,
 CodegenOptions Compiler::codegenOptions() const {
   CodegenOptions codegen;
   codegen.entry = options.entry;
+  codegen.blas = options.blas;
+  codegen.fuseElementwise = options.fuseElementwise;
   if (options.parallelMinWork >= 0)
     codegen.parallelMinWork = options.parallelMinWork;
   return codegen;
