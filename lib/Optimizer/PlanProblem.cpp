@@ -451,6 +451,11 @@ PlanProblem::build(func::FuncOp func, const CostModel &model,
   ProblemBuilder builder(*problem, options);
   if (llvm::Error error = builder.build(func))
     return std::move(error);
+  // A value no operation reads or writes (an argument that is only returned
+  // or not used at all) stays whole on device 0 (getValueDist).
+  for (const ProblemValue &v : problem->values)
+    if (v.producer < 0 && v.uses.empty())
+      problem->intern(TensorDist::replicated(v.shape.size(), {0}));
   // Shape keys for the memo of conversion costs.
   std::map<std::pair<SmallVector<int64_t, 4>, int64_t>, unsigned> keys;
   for (const ProblemValue &v : problem->values)

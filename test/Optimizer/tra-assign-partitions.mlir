@@ -45,3 +45,11 @@ func.func @uneven_heads(%x: tensor<16x8192xf32>, %w: tensor<6656x8192xf32>) -> t
   %n = tra.einsum "shd->sh" square (%h) : (tensor<16x52x128xf32>) -> tensor<16x52xf32>
   return %n : tensor<16x52xf32>
 }
+
+// An argument no operation reads, returned or not, stays whole on device 0.
+// DGX-LABEL: func.func @passthrough
+// DGX-SAME: %{{[a-z0-9]+}}: tensor<4x8xf32> {tra_plan.dist = #tra_plan.dist<[1, 1] on [0]>}
+// DGX-SAME: %{{[a-z0-9]+}}: tensor<16xf32> {tra_plan.dist = #tra_plan.dist<[1] on [0]>}
+func.func @passthrough(%x: tensor<4x8xf32>, %unused: tensor<16xf32>) -> tensor<4x8xf32> {
+  return %x : tensor<4x8xf32>
+}
