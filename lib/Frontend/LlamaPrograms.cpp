@@ -3,30 +3,73 @@
 #include "tra/Frontend/LlamaPrograms.h"
 
 #include "tra/Frontend/Llama.h"
+#include "tra/Optimizer/Pipeline.h"
 
 #include "mlir/IR/Verifier.h"
 
 using namespace mlir;
 using namespace mlir::tra;
 
+/// The verified model of one step.
+static llvm::Expected<OwningOpRef<ModuleOp>>
+buildStep(MLIRContext &context, const ::tra::rt::LlamaParams &params,
+          int64_t seq) {
+  if (seq < 1 || seq > params.maxSeqLen)
+    return llvm::createStringError("a step of " + std::to_string(seq) +
+                                   " tokens does not fit the KV cache of " +
+                                   std::to_string(params.maxSeqLen) +
+                                   " positions");
+  OwningOpRef<ModuleOp> module = buildLlamaModule(&context, params, seq);
+  if (failed(verify(*module)))
+    return llvm::createStringError(
+        "internal error: the generated model does not verify");
+  return module;
+}
+
+/// The code generation options of a step on `threads` threads.
+static CodegenOptions stepOptions(int64_t threads) {
+  CodegenOptions options;
+  options.entry = "forward";
+  options.numThreads = threads;
+  options.profile = false;
+  return options;
+}
+
 llvm::Expected<CompiledProgram>
 mlir::tra::compileLlamaStep(MLIRContext &context,
                             const ::tra::rt::LlamaParams &params, int64_t seq,
                             int64_t threads, StringRef cacheDirectory,
                             StringRef keyExtra, llvm::raw_ostream &notes) {
-  if (seq < 1 || seq > params.maxSeqLen)
+  llvm::Expected<OwningOpRef<ModuleOp>> module =
+      buildStep(context, params, seq);
+  if (!module)
+    return module.takeError();
+  return loadOrCompileProgram(**module, stepOptions(threads), cacheDirectory,
+                              keyExtra, notes);
+}
+
+llvm::Expected<CachedLibrary> mlir::tra::compileLlamaDistributedStep(
+    MLIRContext &context, const ::tra::rt::LlamaParams &params, int64_t seq,
+    const ::tra::hw::HardwareDescription &hardware, int64_t threads,
+    StringRef cacheDirectory, StringRef scratchDirectory,
+    llvm::raw_ostream &notes) {
+  llvm::Expected<OwningOpRef<ModuleOp>> module =
+      buildStep(context, params, seq);
+  if (!module)
+    return module.takeError();
+  plan::PlanOptions planOptions;
+  planOptions.entry = "forward";
+  if (auto planned = plan::planModule(**module, hardware, planOptions);
+      !planned)
+    return llvm::createStringError("cannot plan the model for " +
+                                   hardware.getName() + ": " +
+                                   llvm::toString(planned.takeError()));
+  llvm::Expected<CachedLibrary> library = findOrCompileDistributedLibrary(
+      **module, stepOptions(threads), cacheDirectory, hardware.toJSONText(),
+      scratchDirectory, notes);
+  if (!library)
     return llvm::createStringError(
-        "a step of " + std::to_string(seq) +
-        " tokens does not fit the KV cache of " +
-        std::to_string(params.maxSeqLen) + " positions");
-  OwningOpRef<ModuleOp> module = buildLlamaModule(&context, params, seq);
-  if (failed(verify(*module)))
-    return llvm::createStringError(
-        "internal error: the generated model does not verify");
-  CodegenOptions options;
-  options.entry = "forward";
-  options.numThreads = threads;
-  options.profile = false;
-  return loadOrCompileProgram(*module, options, cacheDirectory, keyExtra,
-                              notes);
+        "code generation for " + hardware.getName() +
+        " failed: " + llvm::toString(library.takeError()));
+  return library;
 }

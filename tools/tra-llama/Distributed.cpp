@@ -16,14 +16,9 @@
 
 #include "tra/Conversion/Executable/Executable.h"
 #include "tra/Engine/MpiJob.h"
-#include "tra/Frontend/Llama.h"
-#include "tra/Optimizer/CostModel.h"
-#include "tra/Optimizer/Planner.h"
+#include "tra/Frontend/LlamaPrograms.h"
 
-#include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/IR/Verifier.h"
-#include "mlir/Pass/PassManager.h"
-#include "mlir/Transforms/Passes.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/Path.h"
@@ -40,7 +35,7 @@ DistributedModel::~DistributedModel() {
     llvm::sys::fs::remove_directories(scratchDir);
 }
 
-std::string DistributedModel::init(const rt::LlamaParams &params,
+llvm::Error DistributedModel::init(const rt::LlamaParams &params,
                                    const ::tra::hw::HardwareDescription &hw,
                                    int64_t numThreads, bool emulate,
                                    const std::string &cache) {
@@ -51,16 +46,18 @@ std::string DistributedModel::init(const rt::LlamaParams &params,
   cacheDir = cache;
   ::tra::rt::Result<std::string> found = ::tra::engine::findOnPath("mpirun");
   if (!found)
-    return hw.getName().str() + " has " + std::to_string(ranks) +
-           " devices: the run needs mpirun (Open MPI), which is not on PATH";
+    return llvm::createStringError(
+        hw.getName().str() + " has " + std::to_string(ranks) +
+        " devices: the run needs mpirun (Open MPI), which is not on PATH");
   mpirun = *found;
   bool gpu = false;
   for (unsigned d = 0; d < hw.numDevices(); ++d)
     gpu |= hw.getDevice(d).kind == ::tra::hw::DeviceKind::GPU;
   if (gpu && !emulate)
-    return hw.getName().str() +
-           " has GPU devices: GPU code generation is not implemented; "
-           "--emulate-on-cpu runs its plan with CPU code on this machine";
+    return llvm::createStringError(
+        hw.getName().str() +
+        " has GPU devices: GPU code generation is not implemented; "
+        "--emulate-on-cpu runs its plan with CPU code on this machine");
   // The worker is installed next to tra-llama.
   static int anchor;
   llvm::SmallString<128> path(
@@ -68,55 +65,32 @@ std::string DistributedModel::init(const rt::LlamaParams &params,
   llvm::sys::path::remove_filename(path);
   llvm::sys::path::append(path, "tra-llama-worker");
   if (!llvm::sys::fs::can_execute(path))
-    return std::string(path) + ": not found (tra-llama-worker runs the ranks "
-                               "of a distributed model; build it with "
-                               "tra-llama, which needs MPI)";
+    return llvm::createStringError(
+        std::string(path) +
+        ": not found (tra-llama-worker runs the ranks of a distributed "
+        "model; build it with tra-llama, which needs MPI)");
   worker = std::string(path);
   llvm::SmallString<128> scratch;
   if (std::error_code ec =
           llvm::sys::fs::createUniqueDirectory("tra-llama", scratch))
-    return "cannot create a temporary directory: " + ec.message();
+    return llvm::createStringError("cannot create a temporary directory: " +
+                                   ec.message());
   scratchDir = std::string(scratch);
-  return "";
+  return llvm::Error::success();
 }
 
-std::string DistributedModel::addProgram(MLIRContext &ctx, int64_t seq) {
+llvm::Error DistributedModel::addProgram(MLIRContext &ctx, int64_t seq) {
   // Plan @forward for the hardware, as tra-compile --emit=plan does.
   auto start = std::chrono::steady_clock::now();
-  OwningOpRef<ModuleOp> module = buildLlamaModule(&ctx, p, seq);
-  if (failed(verify(*module)))
-    return "internal error: the generated model does not verify";
-  PassManager pm(&ctx);
-  pm.addPass(createInlinerPass());
-  pm.addPass(createSymbolDCEPass());
-  if (failed(pm.run(*module)))
-    return "internal error: cannot inline the model";
-  auto forward = module->lookupSymbol<func::FuncOp>("forward");
-  if (!forward)
-    return "internal error: the model has no @forward";
-  plan::CostModel model(*hw);
-  auto summary = plan::assignPartitions(forward, model, {});
-  if (!summary)
-    return "cannot plan the model for " + hw->getName().str() + ": " +
-           llvm::toString(summary.takeError());
-  if (failed(plan::insertRepartitions(forward, model)) ||
-      failed(plan::verifyPlan(forward)))
-    return "internal error: the plan of @forward is inconsistent";
-
-  CodegenOptions options;
-  options.entry = "forward";
-  options.numThreads = threads;
-  options.profile = false;
   std::string notes;
   llvm::raw_string_ostream notesStream(notes);
-  llvm::Expected<CachedLibrary> library = findOrCompileDistributedLibrary(
-      *module, options, cacheDir, hw->toJSONText(), scratchDir, notesStream);
+  llvm::Expected<CachedLibrary> library = compileLlamaDistributedStep(
+      ctx, p, seq, *hw, threads, cacheDir, scratchDir, notesStream);
   for (llvm::StringRef line : llvm::split(llvm::StringRef(notes).rtrim(), '\n'))
     if (!line.empty())
       llvm::errs() << "tra-llama: " << line << "\n";
   if (!library)
-    return "code generation for " + hw->getName().str() +
-           " failed: " + llvm::toString(library.takeError());
+    return library.takeError();
   double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
           .count();
@@ -134,10 +108,10 @@ std::string DistributedModel::addProgram(MLIRContext &ctx, int64_t seq) {
   compileSeconds += library->compileSeconds;
   anyCompiled |= !library->fromCache;
   programs.push_back({seq, library->path});
-  return "";
+  return llvm::Error::success();
 }
 
-std::string
+llvm::Error
 DistributedModel::generate(const ::tra::engine::GenerationConfig &config,
                            const std::string &checkpoint,
                            const std::string &tokenizer) {
@@ -158,5 +132,8 @@ DistributedModel::generate(const ::tra::engine::GenerationConfig &config,
   options.generation = config;
   llvm::outs().flush();
   llvm::errs().flush();
-  return ::tra::engine::runWorkerJob(job, options).message();
+  if (::tra::rt::Status status = ::tra::engine::runWorkerJob(job, options);
+      !status)
+    return llvm::createStringError(status.message());
+  return llvm::Error::success();
 }

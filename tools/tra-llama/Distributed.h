@@ -15,6 +15,7 @@
 #include "tra/Runtime/Llama.h"
 
 #include "mlir/IR/MLIRContext.h"
+#include "llvm/Support/Error.h"
 
 #include <string>
 #include <vector>
@@ -24,18 +25,17 @@ public:
   ~DistributedModel();
   /// Prepares a run on `hw` (one MPI rank per device, CPU code for every
   /// device; GPU devices need `emulate`) with `threads` threads per rank;
-  /// compiled programs are cached in `cacheDir` (none if empty). Returns ""
-  /// or an error message.
-  std::string init(const ::tra::rt::LlamaParams &params,
+  /// compiled programs are cached in `cacheDir` (none if empty).
+  llvm::Error init(const ::tra::rt::LlamaParams &params,
                    const ::tra::hw::HardwareDescription &hw, int64_t threads,
                    bool emulate, const std::string &cacheDir);
   /// Plans @forward over `seq` tokens per step for the hardware and finds
-  /// its library in the cache or compiles it; returns "" or an error.
-  std::string addProgram(mlir::MLIRContext &ctx, int64_t seq);
+  /// its library in the cache or compiles it.
+  llvm::Error addProgram(mlir::MLIRContext &ctx, int64_t seq);
   /// Runs the generation as one `mpirun -np N tra-llama-worker` job, the
   /// ranks reading their weight tiles from `checkpoint`; rank 0 prints what
-  /// `config` asks for. Returns "" or an error message.
-  std::string generate(const ::tra::engine::GenerationConfig &config,
+  /// `config` asks for.
+  llvm::Error generate(const ::tra::engine::GenerationConfig &config,
                        const std::string &checkpoint,
                        const std::string &tokenizer);
   int64_t numRanks() const { return ranks; }

@@ -32,10 +32,10 @@
 #include "Options.h"
 #include "Reshard.h"
 #include "tra/Conversion/Executable/Executable.h"
+#include "tra/Dialect/TRA/IR/TRAOps.h"
 #include "tra/Engine/Checkpoint.h"
 #include "tra/Engine/Generate.h"
 #include "tra/Engine/LocalModel.h"
-#include "tra/Dialect/TRA/IR/TRAOps.h"
 #include "tra/Frontend/Llama.h"
 #include "tra/Frontend/LlamaPrograms.h"
 #include "tra/Hardware/Hardware.h"
@@ -243,8 +243,8 @@ static int emit(MLIRContext &ctx, const rt::LlamaCheckpoint &ckpt) {
 
 /// Compiles @forward over `seq` tokens per step for `p` (or loads it from
 /// the library cache) and adds it to the engine's `model`; adds the
-/// compilation to `config`. Returns "" or an error message.
-static std::string addCompiledProgram(MLIRContext &ctx,
+/// compilation to `config`.
+static llvm::Error addCompiledProgram(MLIRContext &ctx,
                                       ::tra::engine::LocalModel &model,
                                       int64_t seq, int64_t threads,
                                       const std::string &cacheDir,
@@ -262,7 +262,7 @@ static std::string addCompiledProgram(MLIRContext &ctx,
     if (!line.empty())
       llvm::errs() << "tra-llama: " << line << "\n";
   if (!compiled)
-    return llvm::toString(compiled.takeError());
+    return compiled.takeError();
   llvm::StringRef perStep = seq == 1 ? " token per step" : " tokens per step";
   if (compiled->fromCache)
     llvm::errs() << "tra-llama: loaded cached @forward (" << seq << perStep
@@ -274,49 +274,56 @@ static std::string addCompiledProgram(MLIRContext &ctx,
                  << seq << perStep << ")\n";
   config.compileSeconds += compiled->compileSeconds;
   config.compiledNow |= !compiled->fromCache;
-  return model.addProgram(std::move(compiled->program)).message();
+  if (rt::Status status = model.addProgram(std::move(compiled->program));
+      !status)
+    return llvm::createStringError(status.message());
+  return llvm::Error::success();
 }
 
-static std::string applyMaxSeqLen(rt::LlamaParams &p);
+static llvm::Error applyMaxSeqLen(rt::LlamaParams &p);
 
 /// Fills what every engine's generation shares (prompt, steps, sampling,
 /// outputs) from the command line, checked against the model's `p`;
-/// returns "" or an error message.
-static std::string prepareGeneration(const rt::LlamaParams &p,
+/// fails with what is wrong.
+static llvm::Error prepareGeneration(const rt::LlamaParams &p,
                                      std::optional<rt::Tokenizer> &tokenizer,
                                      engine::GenerationConfig &config) {
   if (!tokenizerPath.empty()) {
     rt::Result<rt::Tokenizer> tok = rt::Tokenizer::open(tokenizerPath);
     if (!tok)
-      return tok.message();
+      return llvm::createStringError(tok.message());
     if (tok->size() != p.vocabSize)
-      return tokenizerPath + ": vocabulary of " + std::to_string(tok->size()) +
-             " pieces, but " + checkpointPath + " has vocab_size " +
-             std::to_string(p.vocabSize);
+      return llvm::createStringError(
+          tokenizerPath + ": vocabulary of " + std::to_string(tok->size()) +
+          " pieces, but " + checkpointPath + " has vocab_size " +
+          std::to_string(p.vocabSize));
     tokenizer = std::move(*tok);
     config.tokenizer = &*tokenizer;
   }
   std::vector<int64_t> &prompt = config.prompt;
   if (!promptText.empty()) {
     if (!tokenizer)
-      return "--prompt needs --tokenizer";
+      return llvm::createStringError("--prompt needs --tokenizer");
     prompt = tokenizer->encode(promptText);
   } else {
     for (llvm::StringRef part : llvm::split(llvm::StringRef(promptIds), ',')) {
       int64_t id;
       if (part.trim().getAsInteger(10, id) || id < 0 || id >= p.vocabSize)
-        return "--prompt-ids: '" + part.str() + "' is not a token id in [0, " +
-               std::to_string(p.vocabSize) + ")";
+        return llvm::createStringError("--prompt-ids: '" + part.str() +
+                                       "' is not a token id in [0, " +
+                                       std::to_string(p.vocabSize) + ")");
       prompt.push_back(id);
     }
   }
   if (steps < int64_t(prompt.size()) || steps > p.maxSeqLen)
-    return "--steps " + std::to_string(steps) + " must be in [" +
-           std::to_string(prompt.size()) + ", " + std::to_string(p.maxSeqLen) +
-           "] (prompt length, model seq_len)";
+    return llvm::createStringError(
+        "--steps " + std::to_string(steps) + " must be in [" +
+        std::to_string(prompt.size()) + ", " + std::to_string(p.maxSeqLen) +
+        "] (prompt length, model seq_len)");
   if (numThreads < 0)
-    return "--num-threads " + std::to_string(numThreads) +
-           " must be positive (0: the hardware description's cores)";
+    return llvm::createStringError(
+        "--num-threads " + std::to_string(numThreads) +
+        " must be positive (0: the hardware description's cores)");
   config.steps = steps;
   config.vocabSize = p.vocabSize;
   // The prompt runs as one step of all its tokens (prefill) unless
@@ -336,15 +343,16 @@ static std::string prepareGeneration(const rt::LlamaParams &p,
   if (rt::Status valid =
           rt::Sampler::validate(config.temperature, config.topP, config.seed);
       !valid)
-    return llvm::formatv("--temperature {0} --top-p {1}: {2}",
-                         llvm::format("%g", config.temperature),
-                         llvm::format("%g", config.topP), valid.message())
-        .str();
+    return llvm::createStringError(
+        llvm::formatv("--temperature {0} --top-p {1}: {2}",
+                      llvm::format("%g", config.temperature),
+                      llvm::format("%g", config.topP), valid.message())
+            .str());
   config.printIds = printIds;
   config.logitsOut = logitsOut;
   config.benchJson = benchJson;
   config.warmup = warmup;
-  return "";
+  return llvm::Error::success();
 }
 
 /// Returns the cache directory of compiled programs ("" for none).
@@ -375,8 +383,8 @@ static int runDistributed(MLIRContext &ctx,
                 " checkpoint that does not state the LLaMA model's "
                 "parameters");
   rt::LlamaParams p = *(*source)->llamaParams();
-  if (std::string e = applyMaxSeqLen(p); !e.empty())
-    return fail(e);
+  if (llvm::Error e = applyMaxSeqLen(p))
+    return fail(llvm::toString(std::move(e)));
   // Every weight must be there with its shape before the ranks start.
   for (auto &[name, shape] : rt::llamaWeightShapes(p)) {
     const rt::TensorInfo *t = (*source)->find(name);
@@ -389,8 +397,8 @@ static int runDistributed(MLIRContext &ctx,
   }
   std::optional<rt::Tokenizer> tokenizer;
   engine::GenerationConfig config;
-  if (std::string e = prepareGeneration(p, tokenizer, config); !e.empty())
-    return fail(e);
+  if (llvm::Error e = prepareGeneration(p, tokenizer, config))
+    return fail(llvm::toString(std::move(e)));
   // Without a hostfile all ranks run on this machine: by default they share
   // its cores. On the hosts of a hostfile each rank gets its device's cores.
   if (!hostfile.empty()) {
@@ -416,22 +424,20 @@ static int runDistributed(MLIRContext &ctx,
   model.hostfile = hostfile;
   model.stepTimeout = stepTimeout;
   model.mpirunArgs.assign(mpirunArgs.begin(), mpirunArgs.end());
-  if (std::string e =
-          model.init(p, hw, threads, emulateOnCpu, libraryCacheDirectory());
-      !e.empty())
-    return fail(e);
+  if (llvm::Error e =
+          model.init(p, hw, threads, emulateOnCpu, libraryCacheDirectory()))
+    return fail(llvm::toString(std::move(e)));
   SmallVector<int64_t> stepLengths = {1};
   if (config.oneStepPrefill && config.prompt.size() > 1)
     stepLengths.push_back(int64_t(config.prompt.size()));
   for (int64_t seq : stepLengths)
-    if (std::string e = model.addProgram(ctx, seq); !e.empty())
-      return fail(e);
+    if (llvm::Error e = model.addProgram(ctx, seq))
+      return fail(llvm::toString(std::move(e)));
   config.engine = "distributed";
   config.compileSeconds = model.compileSeconds;
   config.compiledNow = model.anyCompiled;
-  if (std::string e = model.generate(config, checkpointPath, tokenizerPath);
-      !e.empty())
-    return fail(e);
+  if (llvm::Error e = model.generate(config, checkpointPath, tokenizerPath))
+    return fail(llvm::toString(std::move(e)));
   return 0;
 }
 
@@ -442,8 +448,8 @@ static int run(MLIRContext &ctx, const rt::LlamaCheckpoint &ckpt,
   const rt::LlamaParams &p = ckpt.params;
   std::optional<rt::Tokenizer> tokenizer;
   engine::GenerationConfig config;
-  if (std::string e = prepareGeneration(p, tokenizer, config); !e.empty())
-    return fail(e);
+  if (llvm::Error e = prepareGeneration(p, tokenizer, config))
+    return fail(llvm::toString(std::move(e)));
   const int64_t promptLen = int64_t(config.prompt.size());
   SmallVector<int64_t> stepLengths = {1};
   if (config.oneStepPrefill && promptLen > 1)
@@ -493,10 +499,9 @@ static int run(MLIRContext &ctx, const rt::LlamaCheckpoint &ckpt,
     config.how = "compiled, in process";
     config.engine = "compiled";
     for (int64_t seq : stepLengths)
-      if (std::string e = addCompiledProgram(ctx, *compiled, seq, threads,
-                                             cacheDir, hw.toJSONText(), config);
-          !e.empty())
-        return fail(e);
+      if (llvm::Error e = addCompiledProgram(ctx, *compiled, seq, threads,
+                                             cacheDir, hw.toJSONText(), config))
+        return fail(llvm::toString(std::move(e)));
   } else {
     config.how = "reference interpreter";
     config.engine = "interpreter";
@@ -559,15 +564,16 @@ static int tokenize() {
   return 0;
 }
 
-/// Applies --max-seq-len to `p`; returns "" or an error message.
-static std::string applyMaxSeqLen(rt::LlamaParams &p) {
+/// Applies --max-seq-len to `p`.
+static llvm::Error applyMaxSeqLen(rt::LlamaParams &p) {
   if (maxSeqLen <= 0)
-    return "";
+    return llvm::Error::success();
   if (maxSeqLen > p.maxSeqLen)
-    return "--max-seq-len " + std::to_string(maxSeqLen) +
-           " exceeds the model's seq_len " + std::to_string(p.maxSeqLen);
+    return llvm::createStringError(
+        "--max-seq-len " + std::to_string(maxSeqLen) +
+        " exceeds the model's seq_len " + std::to_string(p.maxSeqLen));
   p.maxSeqLen = maxSeqLen;
-  return "";
+  return llvm::Error::success();
 }
 
 int main(int argc, char **argv) {
@@ -605,7 +611,7 @@ int main(int argc, char **argv) {
   rt::Result<rt::LlamaCheckpoint> ckpt = engine::loadCheckpoint(checkpointPath);
   if (!ckpt)
     return fail(ckpt.message());
-  if (std::string e = applyMaxSeqLen(ckpt->params); !e.empty())
-    return fail(e);
+  if (llvm::Error e = applyMaxSeqLen(ckpt->params))
+    return fail(llvm::toString(std::move(e)));
   return command == "emit" ? emit(context, *ckpt) : run(context, *ckpt, *hw);
 }

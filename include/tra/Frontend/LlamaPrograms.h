@@ -1,9 +1,11 @@
 //===- LlamaPrograms.h - Compiled step programs of a LLaMA model -*- C++ -*-=//
 //
-// The compiler's half of running a LLaMA model on one device: @forward of
-// the model over `seq` tokens per step (buildLlamaModule) compiled into a
-// shared library through the library cache, ready for the engine
-// (runtime/engine's LocalModel). tra-llama and the Python package share it.
+// The compiler's half of running a LLaMA model: @forward of the model over
+// `seq` tokens per step (buildLlamaModule) compiled into a shared library
+// through the library cache, ready for the engine (runtime/engine): loaded
+// for its LocalModel on one device, or planned for several devices into a
+// library of every rank's program that the ranks of one MPI job load
+// (RankModel). tra-llama and the Python package share it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -11,6 +13,7 @@
 #define TRA_FRONTEND_LLAMAPROGRAMS_H
 
 #include "tra/Conversion/Executable/Executable.h"
+#include "tra/Hardware/Hardware.h"
 #include "tra/Runtime/Llama.h"
 
 #include "mlir/IR/MLIRContext.h"
@@ -27,6 +30,17 @@ llvm::Expected<CompiledProgram>
 compileLlamaStep(MLIRContext &context, const ::tra::rt::LlamaParams &params,
                  int64_t seq, int64_t threads, StringRef cacheDirectory,
                  StringRef keyExtra, llvm::raw_ostream &notes);
+
+/// Builds @forward of `params` over `seq` tokens per step, plans it for
+/// `hardware` with the planning pipeline (plan::planModule) and finds its
+/// distributed library in `cacheDirectory` or compiles it there (into
+/// `scratchDirectory` without a usable cache; see
+/// findOrCompileDistributedLibrary). Every rank runs `threads` threads.
+llvm::Expected<CachedLibrary> compileLlamaDistributedStep(
+    MLIRContext &context, const ::tra::rt::LlamaParams &params, int64_t seq,
+    const ::tra::hw::HardwareDescription &hardware, int64_t threads,
+    StringRef cacheDirectory, StringRef scratchDirectory,
+    llvm::raw_ostream &notes);
 
 } // namespace tra
 } // namespace mlir
