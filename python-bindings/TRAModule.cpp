@@ -3,10 +3,14 @@
 // `tra.parse(text)` parses and verifies model-level IR; `Model.interpret`
 // runs a function on NumPy arrays with the reference interpreter;
 // `tra.llama_model` builds a LLaMA model from hyper-parameters; `tra.Llama`
-// generates from a checkpoint with the engine (LlamaBindings.cpp).
+// generates from a checkpoint with the engine (LlamaBindings.cpp);
+// `tra.compile` plans, compiles and runs any model (CompileBindings.cpp,
+// wrapped by tra/program.py); tra/builder.py writes models from Python.
 //
 //===----------------------------------------------------------------------===//
 
+#include "CompileBindings.h"
+#include "Diagnostics.h"
 #include "LlamaBindings.h"
 
 #include "tra/Dialect/TRA/IR/TRAOps.h"
@@ -27,30 +31,9 @@
 namespace py = pybind11;
 using namespace mlir;
 using namespace mlir::tra;
+using ::tra::python::DiagnosticCollector;
 
 namespace {
-
-/// Collects diagnostics while alive and turns them into one message.
-class DiagnosticCollector {
-public:
-  explicit DiagnosticCollector(MLIRContext *ctx)
-      : handler(ctx, [this](Diagnostic &diag) {
-          std::string loc;
-          llvm::raw_string_ostream os(loc);
-          if (auto fl = llvm::dyn_cast<FileLineColLoc>(diag.getLocation()))
-            os << fl.getFilename().getValue() << ":" << fl.getLine() << ":"
-               << fl.getColumn();
-          else
-            os << diag.getLocation();
-          messages += (messages.empty() ? "" : "\n") + loc + ": " + diag.str();
-          return success();
-        }) {}
-  const std::string &str() const { return messages; }
-
-private:
-  std::string messages;
-  ScopedDiagnosticHandler handler;
-};
 
 /// A parsed, verified module and its context.
 class Model {
@@ -228,4 +211,5 @@ PYBIND11_MODULE(_tra, m) {
   m.def("llama_model", &llamaModel, py::arg("params"), py::arg("seq_len") = 1,
         "build one step of a LLaMA model from hyper-parameters");
   registerLlama(m);
+  registerCompile(m);
 }
