@@ -38,7 +38,8 @@ static SmallVector<std::string> splitCMakeList(StringRef list) {
 
 LinkOptions mlir::tra::getDistributedLinkOptions() {
   LinkOptions options = getDefaultLinkOptions();
-  options.runtimeLibraries = splitCMakeList(TRA_EXEC_MPI_RUNTIME_LIBRARIES);
+  options.runtimeLibraries =
+      locateRuntimeLibraries(TRA_EXEC_MPI_RUNTIME_LIBRARIES);
   SmallVector<std::string> system = splitCMakeList(TRA_EXEC_MPI_LIBRARIES);
   system.append(options.systemLibraries.begin(), options.systemLibraries.end());
   options.systemLibraries = std::move(system);

@@ -619,10 +619,30 @@ static SmallVector<std::string> splitList(StringRef list) {
   return llvm::map_to_vector(parts, [](StringRef s) { return s.str(); });
 }
 
+SmallVector<std::string> mlir::tra::locateRuntimeLibraries(StringRef list) {
+  SmallVector<std::string> built = splitList(list);
+  static int anchor;
+  SmallString<256> libDir(llvm::sys::fs::getMainExecutable(nullptr, &anchor));
+  if (libDir.empty())
+    return built;
+  llvm::sys::path::remove_filename(libDir); // <prefix>/bin
+  llvm::sys::path::remove_filename(libDir); // <prefix>
+  llvm::sys::path::append(libDir, "lib");
+  SmallVector<std::string> installed;
+  for (const std::string &archive : built) {
+    SmallString<256> path(libDir);
+    llvm::sys::path::append(path, llvm::sys::path::filename(archive));
+    if (!llvm::sys::fs::exists(path))
+      return built;
+    installed.push_back(std::string(path));
+  }
+  return installed;
+}
+
 LinkOptions mlir::tra::getDefaultLinkOptions() {
   LinkOptions options;
   options.linker = TRA_EXEC_LINKER;
-  options.runtimeLibraries = splitList(TRA_EXEC_RUNTIME_LIBRARIES);
+  options.runtimeLibraries = locateRuntimeLibraries(TRA_EXEC_RUNTIME_LIBRARIES);
   options.systemLibraries = splitList(TRA_EXEC_SYSTEM_LIBRARIES);
   return options;
 }

@@ -38,20 +38,14 @@
 using namespace mlir;
 using namespace mlir::tra;
 
-/// Splits a ';'-separated CMake list.
-static SmallVector<std::string> splitCMakeList(StringRef list) {
-  SmallVector<StringRef> parts;
-  list.split(parts, ';', /*MaxSplit=*/-1, /*KeepEmpty=*/false);
-  return llvm::map_to_vector(parts, [](StringRef s) { return s.str(); });
-}
-
 //===----------------------------------------------------------------------===//
 // Linking
 //===----------------------------------------------------------------------===//
 
 LinkOptions mlir::tra::getDefaultSharedLibraryLinkOptions() {
   LinkOptions options = getDefaultLinkOptions();
-  options.runtimeLibraries = splitCMakeList(TRA_EXEC_SHARED_RUNTIME_LIBRARIES);
+  options.runtimeLibraries =
+      locateRuntimeLibraries(TRA_EXEC_SHARED_RUNTIME_LIBRARIES);
   return options;
 }
 

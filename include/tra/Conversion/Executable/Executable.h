@@ -195,6 +195,13 @@ struct LinkOptions {
 /// the compiler and the C++ compiler that built them.
 LinkOptions getDefaultLinkOptions();
 
+/// Returns the runtime archives `list` names (the build tree's paths,
+/// separated by ';'), or the archives of the same names in the lib/
+/// directory beside this program's bin/ directory when all of them are
+/// there: an installed compiler (`cmake --install`) links the installed
+/// runtime, one in the build tree its build's.
+SmallVector<std::string> locateRuntimeLibraries(StringRef list);
+
 /// Links `objects` with the runtime into the executable `output`, written
 /// atomically (a temporary file renamed into place).
 llvm::Error linkExecutable(ArrayRef<std::string> objects, StringRef output,
