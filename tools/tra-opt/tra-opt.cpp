@@ -1,7 +1,8 @@
 //===- tra-opt.cpp - mlir-opt with the tra dialect ------------------------===//
 //
 // Parses, verifies, transforms and prints IR that uses the tra dialect and
-// the upstream dialects tra programs are written with.
+// the upstream dialects tra programs are written with. Pass plugins
+// (--load-pass-plugin=FILE, see docs/Extending.md) add passes to it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -20,8 +21,44 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/DialectRegistry.h"
+#include "mlir/Tools/Plugins/PassPlugin.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "mlir/Transforms/Passes.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <string>
+
+/// Loads the pass plugins named by --load-pass-plugin before MlirOptMain
+/// parses the command line, so that their passes get flags of their own
+/// (`--tra-example-einsum-flops`) as built-in passes do; MlirOptMain alone
+/// loads plugins while it parses, too late for that, and ignores a plugin
+/// that fails to load. Loading the same plugin again there is harmless.
+static bool preloadPassPlugins(int argc, char **argv) {
+  for (int i = 1; i < argc; ++i) {
+    llvm::StringRef arg(argv[i]);
+    if (arg == "--")
+      break;
+    if (!arg.consume_front("--") && !arg.consume_front("-"))
+      continue;
+    std::string path;
+    if (arg.consume_front("load-pass-plugin="))
+      path = arg.str();
+    else if (arg == "load-pass-plugin" && i + 1 < argc)
+      path = argv[++i];
+    else
+      continue;
+    llvm::Expected<mlir::PassPlugin> plugin = mlir::PassPlugin::load(path);
+    if (!plugin) {
+      llvm::errs() << argv[0] << ": cannot load pass plugin '" << path
+                   << "': " << llvm::toString(plugin.takeError()) << "\n";
+      return false;
+    }
+    plugin->registerPassRegistryCallbacks();
+  }
+  return true;
+}
 
 int main(int argc, char **argv) {
   mlir::registerCanonicalizerPass();
@@ -34,6 +71,8 @@ int main(int argc, char **argv) {
   mlir::tra::registerTRAToLLVMPipeline();
   mlir::tra::registerTRADistributePasses();
   mlir::bufferization::registerOneShotBufferizePass();
+  if (!preloadPassPlugins(argc, argv))
+    return 1;
 
   mlir::DialectRegistry registry;
   registry.insert<mlir::tra::TRADialect, mlir::tra::plan::PlanDialect,
