@@ -19,6 +19,15 @@ config.substitutions.append(("%tra_bin", config.tra_tools_dir))
 config.substitutions.append(("%tra_obj", config.tra_obj_root))
 config.substitutions.append(
     ("%models", os.path.join(os.path.dirname(config.tra_src_root), "shared", "models")))
+# Building out-of-tree projects against an installed tra (install-plugin.test)
+# with this build's CMake, generator, compiler and build type. The longer
+# name first: %cmake is a prefix of it.
+config.substitutions.append(
+    ("%cmake_configure_flags",
+     "-G '%s' -DCMAKE_MAKE_PROGRAM=%s -DCMAKE_CXX_COMPILER=%s -DCMAKE_BUILD_TYPE=%s"
+     % (config.cmake_generator, config.make_program, config.cxx_compiler,
+        config.build_type)))
+config.substitutions.append(("%cmake", config.cmake_command))
 
 # Locals resolve first, then the LLVM tools (FileCheck, not, count).
 llvm_config.with_environment(
