@@ -29,8 +29,7 @@ function(add_tra_pass_plugin name)
     PREFIX ""
     CXX_STANDARD 17
     CXX_STANDARD_REQUIRED ON)
-  target_include_directories(${name} SYSTEM PRIVATE
-    ${LLVM_INCLUDE_DIRS} ${MLIR_INCLUDE_DIRS})
+  # TRA::TRAHeaders: tra's, MLIR's and LLVM's include directories.
   target_link_libraries(${name} PRIVATE TRA::TRAHeaders MLIR)
 
   # Compile like tra and LLVM were compiled.
