@@ -32,9 +32,12 @@ function(add_tra_pass_plugin name)
   # TRA::TRAHeaders: tra's, MLIR's and LLVM's include directories.
   target_link_libraries(${name} PRIVATE TRA::TRAHeaders MLIR)
 
-  # Compile like tra and LLVM were compiled.
+  # Compile like tra and LLVM were compiled. Inline functions of the
+  # headers (EinsumOp::getInputs(), TypeID::get<EinsumOp>(), ...) stay
+  # private to the plugin instead of joining the process's dynamic symbols.
   separate_arguments(llvm_definitions NATIVE_COMMAND "${LLVM_DEFINITIONS}")
-  target_compile_options(${name} PRIVATE ${llvm_definitions})
+  target_compile_options(${name} PRIVATE ${llvm_definitions}
+    -fvisibility-inlines-hidden)
   if(NOT LLVM_ENABLE_RTTI)
     target_compile_options(${name} PRIVATE -fno-rtti)
   endif()
