@@ -7,7 +7,10 @@
 // library cache (loadOrCompileProgram) and load it. `CompiledProgram.run`
 // calls the loaded program on NumPy buffers of exactly its signature;
 // tra/program.py checks and converts the user's arrays before (names,
-// shapes, element types, bf16 rounding).
+// shapes, element types, bf16 rounding). For several devices the planned
+// module is kept and `compile_mpi` compiles it, when first run, into the
+// MPI executable `tra-compile --emit=exe` writes; tra/program.py runs it
+// with mpirun on .npy files.
 //
 //===----------------------------------------------------------------------===//
 
@@ -99,6 +102,14 @@ public:
       notRunnable = why;
       return;
     }
+    if (numDevices > 1) {
+      // Compiled when first run (see compileMpi): the plan is enough for
+      // explain().
+      mpiThreads = options.threads > 0    ? options.threads
+                   : options.emulateOnCpu ? 1
+                                          : hardware.getDevice(0).cores;
+      return;
+    }
     compile(*module, hardware, options, diags);
   }
 
@@ -108,12 +119,15 @@ public:
   const std::string &explain() const { return explainText; }
   const std::string &planText() const { return planned; }
   bool isRunnable() const { return library != nullptr; }
+  /// Whether the program runs as one MPI job (several devices).
+  bool isMpi() const { return plannedModule && notRunnable.empty(); }
   const std::string &getNotRunnable() const { return notRunnable; }
   bool isFromCache() const { return fromCache; }
   double getCompileSeconds() const { return compileSeconds; }
   const std::string &getCachePath() const { return cachePath; }
   const std::string &getNotes() const { return notes; }
   int64_t getThreads() const { return threads; }
+  int64_t getMpiThreads() const { return mpiThreads; }
 
   /// {"inputs": [...], "outputs": [...]}, each entry a dict with the
   /// tensor's name, shape (a tuple), element type ("f32", ..., "i1") and
@@ -173,6 +187,32 @@ public:
     return outputs;
   }
 
+  /// Compiles the planned module (several devices) into the MPI executable
+  /// `path`: one rank per device, as `tra-compile --emit=exe` does.
+  void compileMpi(const std::string &path) {
+    if (!isMpi())
+      throw py::value_error(notRunnable.empty()
+                                ? "@" + getEntry() + " runs in this process"
+                                : notRunnable);
+    if (compiledMpi)
+      throw py::value_error("the MPI executable is compiled already");
+    compiledMpi = true;
+    CodegenOptions codegen;
+    codegen.entry = getEntry();
+    codegen.numThreads = mpiThreads;
+    codegen.profile = false;
+    DiagnosticCollector diags(&context);
+    LogicalResult result = failure();
+    {
+      py::gil_scoped_release release;
+      result = compileDistributedToExecutable(*plannedModule, path, codegen);
+    }
+    if (failed(result))
+      throw py::value_error(diags.withMessage(
+          "@" + getEntry() + ": code generation for " + hardwareName +
+          " failed"));
+  }
+
 private:
   void registerDialects() {
     DialectRegistry registry;
@@ -217,6 +257,8 @@ private:
         plan::printExplain(func, model, os, &summaries[func.getSymName()]);
     llvm::raw_string_ostream planOs(planned);
     copy->print(planOs);
+    if (hardware.numDevices() > 1)
+      plannedModule = std::move(copy);
   }
 
   /// Why the program cannot run in this process ("" if it can): hardware
@@ -227,28 +269,25 @@ private:
     bool hasGpu = false;
     for (unsigned d = 0; d < hardware.numDevices(); ++d)
       hasGpu |= hardware.getDevice(d).kind == ::tra::hw::DeviceKind::GPU;
-    std::string entryFlag = " --entry " + getEntry();
-    if (numDevices != 1) {
-      std::string n = std::to_string(numDevices);
-      return hardwareName + " has " + n +
-             " devices: a tra.Program runs one-device programs in this "
-             "process (explain() and plan() show this plan). Run it as one "
-             "MPI job: write the model to MODEL.mlir, then `tra-compile "
-             "MODEL.mlir" +
-             entryFlag + " --hw " + hw +
-             (hasGpu ? " --emulate-on-cpu" : "") +
-             " --emit=exe -o OUT` and `mpirun --oversubscribe -np " + n +
-             " OUT --input NAME=FILE.npy ... --output NAME=FILE.npy`" +
-             (hasGpu ? " (--emulate-on-cpu: GPU code generation is not "
-                       "implemented; every device runs CPU code)"
-                     : "");
-    }
-    if (hasGpu && !options.emulateOnCpu)
+    if (!hasGpu || options.emulateOnCpu)
+      return "";
+    if (numDevices == 1)
       return hardwareName +
              " has a GPU device: GPU code generation is not implemented; "
              "tra.compile(..., emulate_on_cpu=True) compiles the program "
              "with CPU code and runs it here";
-    return "";
+    std::string n = std::to_string(numDevices);
+    return hardwareName + " has " + n +
+           " GPU devices: GPU code generation is not implemented "
+           "(explain() and plan() show this plan). tra.compile(..., "
+           "emulate_on_cpu=True) runs its plan here as " +
+           n +
+           " MPI ranks of CPU code; or write the model to MODEL.mlir and "
+           "run `tra-compile MODEL.mlir --entry " +
+           getEntry() + " --hw " + hw +
+           " --emulate-on-cpu --emit=exe -o OUT` and `mpirun "
+           "--oversubscribe -np " +
+           n + " OUT --input NAME=FILE.npy ... --output NAME=FILE.npy`";
   }
 
   /// Compiles the entry of `module` into a shared library (through the
@@ -308,6 +347,10 @@ private:
   double compileSeconds = 0;
   std::unique_ptr<::tra::exec::ProgramLibrary> library;
   mutable std::mutex runMutex;
+  /// Several devices: the planned module, compiled by compileMpi.
+  OwningOpRef<ModuleOp> plannedModule;
+  int64_t mpiThreads = 1;
+  bool compiledMpi = false;
 };
 
 } // namespace
@@ -321,6 +364,9 @@ void registerCompile(py::module_ &m) {
       .def_property_readonly("hardware", &Program::getHardwareName)
       .def_property_readonly("devices", &Program::getNumDevices)
       .def_property_readonly("runnable", &Program::isRunnable)
+      .def_property_readonly("mpi", &Program::isMpi)
+      .def_property_readonly("mpi_threads",
+                             [](const Program &p) { return p.getMpiThreads(); })
       .def_property_readonly("not_runnable_reason",
                              &Program::getNotRunnable)
       .def_property_readonly("from_cache", &Program::isFromCache)
@@ -332,7 +378,8 @@ void registerCompile(py::module_ &m) {
       .def_property_readonly("signature", &Program::getSignature)
       .def("explain", &Program::explain)
       .def("plan", &Program::planText)
-      .def("run", &Program::run, py::arg("buffers"));
+      .def("run", &Program::run, py::arg("buffers"))
+      .def("compile_mpi", &Program::compileMpi, py::arg("path"));
   m.def(
       "_compile",
       [](const std::string &text, const std::string &hw,

@@ -34,9 +34,9 @@
 
 tra.compile plans with tra-compile's pipeline for `hw` ("local" or a
 hardware file) and compiles one-device programs through the library cache
-(~/.cache/tra; cache_dir="" compiles without it); for several devices it
-plans (explain(), plan()) and calling the program raises ValueError saying
-how to run it with tra-compile and mpirun. Errors in the IR, the hardware
+(~/.cache/tra; cache_dir="" compiles without it) into this process; a plan
+for several devices runs as one MPI job of one rank per device on this
+machine (mpirun --oversubscribe; emulate_on_cpu=True for GPU files). Errors in the IR, the hardware
 file, the inputs, a traced map function or the checkpoint raise ValueError
 with the diagnostics.
 """

@@ -7,15 +7,25 @@ it in this process on NumPy arrays.
     out = program(h=h, ffn_norm=n, w1=w1, w2=w2, w3=w3)
     out["out"]                         # a NumPy array
 
-The planning is `tra-compile`'s (plan::planModule); the entry is compiled
-into a shared library through the library cache (~/.cache/tra, or
-`cache_dir`; "" compiles without the cache) and loaded into this process.
+The planning is `tra-compile`'s (plan::planModule). For one device the
+entry is compiled into a shared library through the library cache
+(~/.cache/tra, or `cache_dir`; "" compiles without the cache), loaded into
+this process and called there (without the GIL). For several devices the
+plan is compiled, when first called, into the MPI executable `tra-compile
+--emit=exe` writes, and each call runs it on this machine as one MPI job of
+one rank per device (`mpirun --oversubscribe`, inputs and outputs through
+.npy files); GPU hardware files need `emulate_on_cpu=True` (CPU code on
+every rank), as with tra-compile's --emulate-on-cpu.
 Inputs are checked against the entry's signature and converted to its
 element types: f32, f16 and bf16 accept real arrays (bf16 is rounded to
 nearest even and its results come back as float32, NumPy having no
 bfloat16), i64 and i32 accept integer arrays whose values fit, i1 accepts
 booleans (or integers 0 and 1). Every error is a ValueError.
 """
+import os
+import shutil
+import subprocess
+import tempfile
 from collections import namedtuple
 
 import numpy as np
@@ -47,11 +57,14 @@ def compile(model, hw="local", entry=None, cache_dir=None, threads=0,
     ("local" or a hardware file) and, for one device, compiles its entry
     (`entry`, else @main, else its only public function) and loads it.
 
-    Returns a Program. With several devices (or GPU devices without
-    `emulate_on_cpu`) the Program is planned but not compiled: explain()
-    and plan() work, calling it raises ValueError saying how to run it.
-    `threads` (0: the hardware file's cores) is the program's thread count;
-    `beam` and `max_split_indices` are tra-compile's search options.
+    Returns a Program. With several devices it is planned now and compiled
+    into an MPI executable when first called (each call is one mpirun job
+    on this machine). GPU devices need `emulate_on_cpu` (CPU code); without
+    it explain() and plan() work and calling raises ValueError saying how
+    to run the plan. `threads` is the thread count of the program (0: the
+    hardware file's cores; with several devices, of each rank, 0: this
+    machine's cores shared among the ranks); `beam` and
+    `max_split_indices` are tra-compile's search options.
     """
     text = _model_text(model)
     if cache_dir is not None:
@@ -59,14 +72,17 @@ def compile(model, hw="local", entry=None, cache_dir=None, threads=0,
     impl = _tra._compile(text, str(hw), entry or "", cache_dir, int(threads),
                          bool(emulate_on_cpu), int(beam),
                          int(max_split_indices))
-    return Program(impl)
+    return Program(impl, int(threads))
 
 
 class Program:
     """A model compiled by tra.compile; call it with NumPy arrays."""
 
-    def __init__(self, impl):
+    def __init__(self, impl, threads=0):
         self._impl = impl
+        self._threads_given = threads > 0
+        self._mpi_dir = None
+        self._mpi_exe = None
         sig = impl.signature
         self._inputs = sig["inputs"]
         self._outputs = sig["outputs"]
@@ -93,6 +109,12 @@ class Program:
     def runnable(self):
         """Whether the program runs in this process (one device)."""
         return self._impl.runnable
+
+    @property
+    def mpi(self):
+        """Whether calls run the plan as one MPI job of one rank per device
+        on this machine (several devices)."""
+        return self._impl.mpi
 
     @property
     def from_cache(self):
@@ -136,7 +158,7 @@ class Program:
             inputs.update(kwargs)
         else:
             inputs = kwargs
-        if not self._impl.runnable:
+        if not self._impl.runnable and not self._impl.mpi:
             raise ValueError(self._impl.not_runnable_reason)
         names = [t["name"] for t in self._inputs]
         unknown = sorted(set(inputs) - set(names))
@@ -151,9 +173,59 @@ class Program:
                              % (", ".join("'%s'" % n for n in missing),
                                 self.entry))
         buffers = [_to_buffer(inputs[t["name"]], t) for t in self._inputs]
+        if self._impl.mpi:
+            return self._run_mpi(buffers)
         results = self._impl.run(buffers)
         return {t["name"]: _from_buffer(r, t)
                 for t, r in zip(self._outputs, results)}
+
+    def _run_mpi(self, buffers):
+        """Runs the plan for several devices as one MPI job on this machine
+        (mpirun --oversubscribe, one rank per device), as `tra-compile
+        --emit=exe` and `mpirun` would: inputs and outputs go through .npy
+        files in a temporary directory."""
+        mpirun = shutil.which("mpirun")
+        if mpirun is None:
+            raise ValueError(
+                "%s has %d devices: running its plan needs mpirun (Open "
+                "MPI), which is not on PATH" % (self.hardware, self.devices))
+        if self._mpi_dir is None:
+            self._mpi_dir = tempfile.TemporaryDirectory(prefix="tra-mpi-")
+            self._mpi_exe = os.path.join(self._mpi_dir.name, self.entry)
+            try:
+                self._impl.compile_mpi(self._mpi_exe)
+            except ValueError:
+                self._mpi_dir.cleanup()
+                self._mpi_dir = None
+                raise
+        ranks = self.devices
+        threads = self._impl.mpi_threads
+        if not self._threads_given:
+            threads = max(1, (os.cpu_count() or 1) // ranks)
+        with tempfile.TemporaryDirectory(dir=self._mpi_dir.name) as work:
+            command = [mpirun, "--oversubscribe", "-np", str(ranks)]
+            if hasattr(os, "geteuid") and os.geteuid() == 0:
+                command.append("--allow-run-as-root")
+            command += [self._mpi_exe, "--threads", str(threads)]
+            for i, (t, b) in enumerate(zip(self._inputs, buffers)):
+                path = os.path.join(work, "in%d.npy" % i)
+                # The executable reads bf16 inputs from f32 files.
+                np.save(path, _from_buffer(b, t))
+                command += ["--input", "%s=%s" % (t["name"], path)]
+            outputs = []
+            for i, t in enumerate(self._outputs):
+                path = os.path.join(work, "out%d.npy" % i)
+                outputs.append(path)
+                command += ["--output", "%s=%s" % (t["name"], path)]
+            done = subprocess.run(command, stdout=subprocess.PIPE,
+                                  stderr=subprocess.STDOUT, text=True)
+            if done.returncode != 0:
+                raise ValueError("mpirun -np %d of @%s failed (exit %d):\n%s"
+                                 % (ranks, self.entry, done.returncode,
+                                    done.stdout[-4000:]))
+            # bf16 outputs come as f32 files, as from the in-process run.
+            return {t["name"]: np.load(path)
+                    for t, path in zip(self._outputs, outputs)}
 
 
 def _to_buffer(value, tensor):

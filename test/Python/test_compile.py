@@ -1,8 +1,9 @@
 """tra.compile: models planned with tra-compile's pipeline, compiled into a
 shared library (through a test-local library cache), loaded and run in
 process on NumPy arrays; checked against float64 NumPy references, the
-EXPLAIN report against `tra-compile --emit=plan --explain`, and every error
-as a ValueError with a useful message.
+EXPLAIN report against `tra-compile --emit=plan --explain`, a plan for
+several devices run as one MPI job, and every error as a ValueError with a
+useful message.
 
 Run by compile.test (pytest).
 """
@@ -313,26 +314,53 @@ def test_unknown_hardware_file(block_text):
         tra.compile(block_text, entry="ffn", hw="no-such-hw.json")
 
 
-def test_several_devices_plan_but_do_not_run(block_text):
+def test_several_devices_plan(block_text):
     program = tra.compile(block_text, entry="ffn",
                           hw=os.path.join(HW, "cpu-8nodes.json"))
-    assert program.devices == 8 and not program.runnable
+    assert program.devices == 8 and program.mpi and not program.runnable
     assert program.explain().startswith("EXPLAIN @ffn on cpu-8nodes")
-    with pytest.raises(ValueError) as error:
+    assert "tra_plan.dist" in program.plan()
+
+
+def test_several_devices_run_as_one_mpi_job(block_text):
+    """gpu-4's plan (w2 and the output cut in 4) run as 4 MPI ranks of CPU
+    code on this machine, outputs gathered: the same numbers."""
+    program = tra.compile(block_text, entry="ffn",
+                          hw=os.path.join(HW, "gpu-4.json"),
+                          emulate_on_cpu=True)
+    assert program.mpi and program.devices == 4
+    assert "[1, 4] on 0-3" in program.explain()
+    inputs = ffn_inputs(5)
+    if shutil.which("mpirun") is None:
+        with pytest.raises(ValueError, match="needs mpirun"):
+            program(**inputs)
+        return
+    out = program(**inputs)
+    assert out["out"].dtype == np.float32
+    assert_close(out["out"], ffn_reference(**inputs))
+
+
+def test_several_devices_without_mpirun(block_text, monkeypatch):
+    program = tra.compile(block_text, entry="ffn",
+                          hw=os.path.join(HW, "cpu-8nodes.json"))
+    monkeypatch.setenv("PATH", "")
+    with pytest.raises(ValueError, match="cpu-8nodes has 8 devices: running "
+                                         "its plan needs mpirun"):
         program(**ffn_inputs())
-    message = str(error.value)
-    assert "cpu-8nodes has 8 devices" in message
-    assert "tra-compile MODEL.mlir --entry ffn --hw " in message
-    assert "--emit=exe -o OUT" in message
-    assert "mpirun --oversubscribe -np 8 OUT" in message
-    assert "--emulate-on-cpu" not in message
 
 
 def test_gpu_devices_need_emulation(block_text):
     program = tra.compile(block_text, entry="ffn",
                           hw=os.path.join(HW, "dgx-8.json"))
-    with pytest.raises(ValueError, match="--emulate-on-cpu"):
+    assert not program.mpi and not program.runnable
+    with pytest.raises(ValueError) as error:
         program(**ffn_inputs())
+    message = str(error.value)
+    assert "dgx-8 has 8 GPU devices" in message
+    assert "emulate_on_cpu=True" in message
+    assert "tra-compile MODEL.mlir --entry ffn --hw " in message
+    assert "--emulate-on-cpu --emit=exe -o OUT" in message
+    assert "mpirun --oversubscribe -np 8 OUT" in message
     one = tra.compile(block_text, entry="ffn", hw=os.path.join(HW, "gpu-1.json"))
     with pytest.raises(ValueError, match="emulate_on_cpu=True"):
         one(**ffn_inputs())
