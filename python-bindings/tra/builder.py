@@ -327,10 +327,10 @@ class Function:
         self._own(*operands)
         if not callable(fn):
             raise ValueError("map takes a function, got %r" % (fn,))
+        if not operands:
+            raise ValueError("map needs at least one operand (a 0-d tensor "
+                             "broadcasts: spec '->s'; or use fill)")
         if spec is None:
-            if not operands:
-                raise ValueError("map without operands needs a spec and a "
-                                 "shape")
             out_shape = operands[0].shape
             for o in operands:
                 if o.shape != out_shape:

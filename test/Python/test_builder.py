@@ -364,6 +364,8 @@ def test_index_outside_map_function():
     (lambda f, x, w: f.map(lambda a, b: a, x, w), "give a spec to broadcast"),
     (lambda f, x, w: f.map(lambda a: a, x, spec="sd->sdz"),
      "output index 'z' is in no operand; give shape="),
+    (lambda f, x, w: f.map(lambda: 1.0, spec="->s", shape=(4,)),
+     "map needs at least one operand"),
     (lambda f, x, w: f.reshape(x, (5, 7)), "changes the number of elements"),
     (lambda f, x, w: f.slice(x, 1, 6, 4), "slice \\[6, 10\\) of dimension 1"),
     (lambda f, x, w: f.concat([x, w], 0), "concat along 0"),
