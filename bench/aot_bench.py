@@ -21,8 +21,8 @@ compiled program and its reference take turns for --rounds rounds and each
 keeps its fastest time, which makes the ratios robust against other load on
 the machine (run it on an idle machine for numbers worth noting).
 The compiler is --compiler (default: DIR/bin/tra-compile, run with
---hw HW --emit=exe; a compiler named otherwise, such as the test driver
-DIR/bin/tra-aot, is run as COMPILER MODEL -o OUT).
+--hw HW --emit=exe; a compiler named otherwise is run as
+COMPILER MODEL -o OUT).
 
 Each benchmark prints its own line; the generated loops run on the same
 --threads as BLAS (OpenMP, see docs/Lowering.md).

@@ -6,7 +6,7 @@
 // RUN:   np.save('%t/x.npy', r.standard_normal((4, 8)).astype(np.float32)); \
 // RUN:   np.save('%t/w.npy', (0.3 * r.standard_normal((8, 8))).astype(np.float32)); \
 // RUN:   np.save('%t/h.npy', r.standard_normal((4, 8)).astype(np.float16))"
-// RUN: tra-aot %s -o %t/prog
+// RUN: tra-compile %s --hw local --emit=exe -o %t/prog
 // RUN: %t/prog --list | FileCheck %s
 // CHECK: input  w: bf16[8, 8]
 // CHECK: input  h: f16[4, 8]

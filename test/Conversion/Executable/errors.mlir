@@ -1,12 +1,12 @@
-// Errors of the AOT compiler library, through its test driver.
+// Errors of the AOT compiler library, through tra-compile.
 // RUN: rm -rf %t && mkdir -p %t
-// RUN: not tra-aot %s --entry missing -o %t/exe 2>&1 | FileCheck %s --check-prefix=MISSING
-// MISSING: error: no function @missing with a body
-// RUN: not tra-aot %s -o %t/exe 2>&1 | FileCheck %s --check-prefix=AMBIGUOUS
+// RUN: not tra-compile %s --entry missing --hw local --emit=exe -o %t/exe 2>&1 | FileCheck %s --check-prefix=MISSING
+// MISSING: tra-compile: error: {{.*}}errors.mlir: no function @missing
+// RUN: not tra-compile %s --hw local --emit=exe -o %t/exe 2>&1 | FileCheck %s --check-prefix=AMBIGUOUS
 // AMBIGUOUS: error: several public functions (@twice, @scalar); choose the entry function
-// RUN: not tra-aot %s --entry twice -o %t/exe 2>&1 | FileCheck %s --check-prefix=TWICE
+// RUN: not tra-compile %s --entry twice --hw local --emit=exe -o %t/exe 2>&1 | FileCheck %s --check-prefix=TWICE
 // TWICE: error: entry function @twice has two arguments named 'x'
-// RUN: not tra-aot %s --entry scalar -o %t/exe 2>&1 | FileCheck %s --check-prefix=SCALAR
+// RUN: not tra-compile %s --entry scalar --hw local --emit=exe -o %t/exe 2>&1 | FileCheck %s --check-prefix=SCALAR
 // SCALAR: error: entry function @scalar argument 'arg0' has type 'f32'; executables read and write tensors of static shape with element type f32, f16, bf16, i64, i32 or i1
 // No executable was left behind.
 // RUN: not ls %t/exe
