@@ -67,7 +67,11 @@ llvm::Error mlir::tra::linkSharedLibrary(ArrayRef<std::string> objects,
           llvm::sys::fs::createUniqueFile(output + ".tmp-%%%%%%%%", temporary))
     return llvm::createStringError(output + ": " + ec.message());
   llvm::FileRemover removeTemporary(temporary);
-  SmallVector<StringRef> args = {*linker, "-shared"};
+  // The loader (exec::ProgramLibrary) needs tra_exec_set_num_threads, which
+  // the archive would otherwise only bring in with a BLAS call: a model of
+  // maps alone would link, then fail to load.
+  SmallVector<StringRef> args = {*linker, "-shared",
+                                 "-Wl,-u,tra_exec_set_num_threads"};
   for (const std::string &object : objects)
     args.push_back(object);
   for (const std::string &library : options.runtimeLibraries)
