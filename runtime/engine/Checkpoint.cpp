@@ -3,19 +3,49 @@
 #include "tra/Engine/Checkpoint.h"
 
 #include "tra/Runtime/MetaCheckpoint.h"
-
-#include <sys/stat.h>
+#include "tra/Runtime/TensorSource.h"
 
 using namespace tra;
 
 rt::Result<rt::LlamaCheckpoint>
 tra::engine::loadCheckpoint(const std::string &path) {
-  struct stat info;
-  if (stat(path.c_str(), &info) == 0 && S_ISDIR(info.st_mode)) {
+  rt::Result<std::unique_ptr<rt::TensorSource>> source =
+      rt::openTensorSource(path);
+  if (!source)
+    return source.error();
+  std::string format = (*source)->format();
+  // llama2.c: mapped, the f32 weights used in place.
+  if (format == "llama2.c")
+    return rt::readLlama2c(path);
+  // Meta: the model-parallel shards merged tile by tile.
+  if (format == "meta") {
     rt::Result<rt::MetaCheckpoint> meta = rt::MetaCheckpoint::open(path);
     if (!meta)
       return meta.error();
     return meta->loadAll();
   }
-  return rt::readLlama2c(path);
+  // Any other format that states the model's parameters (Hugging Face
+  // LLaMA, tra-split): every weight read whole, as f32.
+  const std::optional<rt::LlamaParams> &params = (*source)->llamaParams();
+  if (!params)
+    return rt::fileError(path, "a " + format +
+                                   " checkpoint that does not state the LLaMA "
+                                   "model's parameters");
+  rt::LlamaCheckpoint ckpt;
+  ckpt.params = *params;
+  for (auto &[name, shape] : rt::llamaWeightShapes(*params)) {
+    const rt::TensorInfo *info = (*source)->find(name);
+    if (!info)
+      return rt::fileError(path, "no tensor '" + name + "'");
+    if (info->shape != shape)
+      return rt::fileError(path, "tensor '" + name + "' is " +
+                                     rt::formatShape(info->shape) +
+                                     ", the model's parameters say " +
+                                     rt::formatShape(shape));
+    rt::Result<rt::HostTensor> weight = (*source)->read(name, rt::DType::F32);
+    if (!weight)
+      return weight.error();
+    ckpt.weights.emplace_back(name, std::move(*weight));
+  }
+  return ckpt;
 }

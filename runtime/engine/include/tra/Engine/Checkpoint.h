@@ -14,9 +14,12 @@
 
 namespace tra::engine {
 
-/// Loads the LLaMA checkpoint at `path`: a llama2.c `.bin` file (mapped, f32)
-/// or a Meta checkpoint directory (params.json + consolidated.NN.pth, every
-/// shard merged into whole f32 weights). Errors name the file.
+/// Loads the LLaMA checkpoint at `path`, any format rt::openTensorSource
+/// reads that states the model's parameters: a llama2.c `.bin` file
+/// (mapped, f32), a Meta checkpoint directory (params.json +
+/// consolidated.NN.pth, every shard merged into whole f32 weights), a
+/// Hugging Face LLaMA directory or a tra-split checkpoint (every weight read
+/// whole as f32). Errors name the file.
 rt::Result<rt::LlamaCheckpoint> loadCheckpoint(const std::string &path);
 
 } // namespace tra::engine
