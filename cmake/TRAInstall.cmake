@@ -143,3 +143,13 @@ install(FILES
   ${PROJECT_BINARY_DIR}/cmake/tra/TRAConfigVersion.cmake
   ${CMAKE_CURRENT_LIST_DIR}/AddTRA.cmake
   DESTINATION ${TRA_INSTALL_PACKAGEDIR})
+
+# The Python package (python-bindings), when built: import it with
+# PYTHONPATH=<prefix>/python. It runs the compiler in process; the programs
+# it compiles link with the runtime archives of the build tree it was built
+# in (locateRuntimeLibraries looks next to the executable, here python3).
+if(TRA_PYTHON_BINDINGS)
+  install(DIRECTORY ${PROJECT_BINARY_DIR}/python/tra DESTINATION python
+          USE_SOURCE_PERMISSIONS
+          PATTERN "__pycache__" EXCLUDE)
+endif()
