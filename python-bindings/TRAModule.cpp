@@ -184,8 +184,8 @@ Model llamaModel(const py::dict &p, int64_t seqLen) {
     params.normEps = p["norm_eps"].cast<double>();
   if (p.contains("shared_classifier"))
     params.sharedClassifier = p["shared_classifier"].cast<bool>();
-  if (std::string error = params.validate(); !error.empty())
-    throw py::value_error(error);
+  if (::tra::rt::Status error = params.validate(); !error.ok())
+    throw py::value_error(error.message());
   if (seqLen < 1 || seqLen > params.maxSeqLen)
     throw py::value_error("seq_len must be in [1, max_seq_len]");
   auto ctx = makeContext();

@@ -8,66 +8,70 @@
 using namespace tra;
 using namespace tra::exec;
 
-/// Returns "" if the `count` tensors at `infos` are well formed.
-static std::string checkTensors(const TraExecTensorInfo *infos, int64_t count) {
+/// Succeeds if the `count` tensors at `infos` are well formed.
+static rt::Status checkTensors(const TraExecTensorInfo *infos, int64_t count) {
   if (count < 0 || (count && !infos))
-    return "malformed tensor table";
+    return rt::Error{"malformed tensor table"};
   for (int64_t i = 0; i < count; ++i) {
     if (!infos[i].name || infos[i].rank < 0 ||
         (infos[i].rank && !infos[i].shape))
-      return "malformed tensor table";
+      return rt::Error{"malformed tensor table"};
     if (infos[i].dtype < TRA_EXEC_F32 || infos[i].dtype > TRA_EXEC_BOOL)
-      return "tensor '" + std::string(infos[i].name) +
-             "' has an unknown element type " + std::to_string(infos[i].dtype);
+      return rt::Error{"tensor '" + std::string(infos[i].name) +
+                       "' has an unknown element type " +
+                       std::to_string(infos[i].dtype)};
   }
-  return "";
+  return rt::Status::success();
 }
 
-/// Returns "" if the `count` tiles at `tiles` lie inside `infos`' tensors.
-static std::string checkTiles(const TraExecTile *tiles, int64_t count,
-                              const TraExecTensorInfo *infos,
-                              int64_t numTensors) {
+/// Succeeds if the `count` tiles at `tiles` lie inside `infos`' tensors.
+static rt::Status checkTiles(const TraExecTile *tiles, int64_t count,
+                             const TraExecTensorInfo *infos,
+                             int64_t numTensors) {
   if (count < 0 || (count && !tiles))
-    return "malformed tile table";
+    return rt::Error{"malformed tile table"};
   for (int64_t i = 0; i < count; ++i) {
     const TraExecTile &tile = tiles[i];
     if (tile.tensor < 0 || tile.tensor >= numTensors)
-      return "a tile of an unknown tensor";
+      return rt::Error{"a tile of an unknown tensor"};
     const TraExecTensorInfo &info = infos[tile.tensor];
     if (info.rank && (!tile.offsets || !tile.shape))
-      return "malformed tile table";
+      return rt::Error{"malformed tile table"};
     for (int64_t d = 0; d < info.rank; ++d)
       if (tile.offsets[d] < 0 || tile.shape[d] < 0 ||
           tile.offsets[d] + tile.shape[d] > info.shape[d])
-        return "a tile outside tensor '" + std::string(info.name) + "'";
+        return rt::Error{"a tile outside tensor '" + std::string(info.name) +
+                         "'"};
   }
-  return "";
+  return rt::Status::success();
 }
 
-std::string tra::exec::checkDescriptor(const TraExecProgram &p) {
+rt::Status tra::exec::checkDescriptor(const TraExecProgram &p) {
   if (p.abiVersion != TRA_EXEC_ABI_VERSION)
-    return "descriptor ABI version " + std::to_string(p.abiVersion) +
-           ", this runtime expects " + std::to_string(TRA_EXEC_ABI_VERSION);
+    return rt::Error{"descriptor ABI version " + std::to_string(p.abiVersion) +
+                     ", this runtime expects " +
+                     std::to_string(TRA_EXEC_ABI_VERSION)};
   if (!p.entryName)
-    return "malformed program descriptor";
-  for (std::string problem : {checkTensors(p.inputs, p.numInputs),
-                              checkTensors(p.outputs, p.numOutputs)})
-    if (!problem.empty())
-      return problem;
+    return rt::Error{"malformed program descriptor"};
+  if (rt::Status problem = checkTensors(p.inputs, p.numInputs); !problem.ok())
+    return problem;
+  if (rt::Status problem = checkTensors(p.outputs, p.numOutputs); !problem.ok())
+    return problem;
   if (p.numRanks < 0 || (p.numRanks == 0 && !p.run) ||
       (p.numRanks > 0 && !p.ranks))
-    return "malformed program descriptor";
+    return rt::Error{"malformed program descriptor"};
   for (int64_t r = 0; r < p.numRanks; ++r) {
     const TraExecRankProgram &rank = p.ranks[r];
     if (!rank.run)
-      return "rank " + std::to_string(r) + " has no program";
-    for (std::string problem :
+      return rt::Error{"rank " + std::to_string(r) + " has no program"};
+    for (const rt::Status &problem :
          {checkTiles(rank.inputs, rank.numInputs, p.inputs, p.numInputs),
           checkTiles(rank.outputs, rank.numOutputs, p.outputs, p.numOutputs)})
-      if (!problem.empty())
-        return "rank " + std::to_string(r) + ": " + problem;
+      if (!problem.ok())
+        return rt::Error{"rank " + std::to_string(r) + ": " +
+                         problem.message()};
   }
-  return "";
+  return rt::Status::success();
 }
 
 rt::Result<std::unique_ptr<ProgramLibrary>>
@@ -90,9 +94,8 @@ ProgramLibrary::open(const std::string &path) {
   if (!loaded->setThreads)
     return rt::fileError(
         path, "no tra_exec_set_num_threads (not linked with TRAExec)");
-  if (std::string problem = checkDescriptor(*loaded->descriptor);
-      !problem.empty())
-    return rt::fileError(path, problem);
+  if (rt::Status problem = checkDescriptor(*loaded->descriptor); !problem.ok())
+    return rt::fileError(path, problem.message());
   return loaded;
 }
 

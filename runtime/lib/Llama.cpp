@@ -8,12 +8,7 @@
 
 using namespace tra::rt;
 
-std::string LlamaParams::validate() const {
-  auto positive = [](const char *name, int64_t v) -> std::string {
-    return v > 0 ? ""
-                 : std::string(name) + " must be positive, got " +
-                       std::to_string(v);
-  };
+Status LlamaParams::validate() const {
   for (auto [name, v] : {std::pair<const char *, int64_t>{"dim", dim},
                          {"hidden_dim", hiddenDim},
                          {"n_layers", nLayers},
@@ -21,22 +16,24 @@ std::string LlamaParams::validate() const {
                          {"n_kv_heads", nKvHeads},
                          {"vocab_size", vocabSize},
                          {"seq_len", maxSeqLen}})
-    if (std::string e = positive(name, v); !e.empty())
-      return e;
+    if (v <= 0)
+      return Error{std::string(name) + " must be positive, got " +
+                   std::to_string(v)};
   if (dim % nHeads)
-    return "dim " + std::to_string(dim) + " is not a multiple of n_heads " +
-           std::to_string(nHeads);
+    return Error{"dim " + std::to_string(dim) +
+                 " is not a multiple of n_heads " + std::to_string(nHeads)};
   if (headDim() % 2)
-    return "head dim " + std::to_string(headDim()) +
-           " is odd; rotary embeddings rotate pairs";
+    return Error{"head dim " + std::to_string(headDim()) +
+                 " is odd; rotary embeddings rotate pairs"};
   if (nHeads % nKvHeads)
-    return "n_heads " + std::to_string(nHeads) +
-           " is not a multiple of n_kv_heads " + std::to_string(nKvHeads);
+    return Error{"n_heads " + std::to_string(nHeads) +
+                 " is not a multiple of n_kv_heads " +
+                 std::to_string(nKvHeads)};
   if (!(normEps > 0))
-    return "norm_eps must be positive";
+    return Error{"norm_eps must be positive"};
   if (!(ropeTheta > 0))
-    return "rope_theta must be positive";
-  return "";
+    return Error{"rope_theta must be positive"};
+  return Status::success();
 }
 
 int64_t tra::rt::metaHiddenDim(int64_t dim, int64_t multipleOf,
@@ -116,8 +113,9 @@ Result<LlamaCheckpoint> tra::rt::readLlama2c(const std::string &path) {
   p.sharedClassifier = h[5] > 0;
   p.vocabSize = h[5] < 0 ? -int64_t(h[5]) : h[5];
   p.maxSeqLen = h[6];
-  if (std::string e = p.validate(); !e.empty())
-    return fileError(path, "not a valid llama2.c checkpoint header: " + e);
+  if (Status e = p.validate(); !e.ok())
+    return fileError(path,
+                     "not a valid llama2.c checkpoint header: " + e.message());
 
   // llama2.c layout: per-kind arrays covering all layers.
   const int64_t L = p.nLayers, D = p.dim, F = p.hiddenDim, KV = p.kvDim();

@@ -260,8 +260,9 @@ Result<MetaCheckpoint> MetaCheckpoint::open(const std::string &dir) {
   }
   bool shared = first.find("output.weight") == nullptr;
   ckpt.llamaParams = ckpt.modelArgs.toLlamaParams(vocab, shared);
-  if (std::string problem = ckpt.llamaParams.validate(); !problem.empty())
-    return fileError(paramsPath, "invalid model parameters: " + problem);
+  if (Status problem = ckpt.llamaParams.validate(); !problem.ok())
+    return fileError(paramsPath,
+                     "invalid model parameters: " + problem.message());
 
   // The logical weights, and whether MP divides their split dimensions.
   for (auto &[name, shape] : llamaWeightShapes(ckpt.llamaParams)) {
@@ -354,9 +355,10 @@ Result<HostTensor> MetaCheckpoint::readTile(std::string_view name,
   const MetaWeight *weight = find(name);
   if (!weight)
     return fileError(dirPath, "no weight named " + quoteName(name));
-  std::string problem = checkTile(weight->shape, offsets, sizes);
-  if (!problem.empty())
-    return fileError(dirPath, "weight " + quoteName(name) + ": " + problem);
+  Status problem = checkTile(weight->shape, offsets, sizes);
+  if (!problem.ok())
+    return fileError(dirPath,
+                     "weight " + quoteName(name) + ": " + problem.message());
   HostTensor tile = HostTensor::zeros(weight->dtype, sizes);
   const std::vector<int64_t> strides = rowMajorStrides(sizes);
   const int d = weight->splitDim;

@@ -65,52 +65,52 @@ class HeaderParser {
 public:
   explicit HeaderParser(std::string_view text) : text(text) {}
 
-  /// Parses the dict into `descr`, `fortranOrder`, `shape`; returns an empty
-  /// string on success, else the problem.
-  std::string parse(DictValue &descr, bool &fortranOrder,
-                    std::vector<int64_t> &shape) {
+  /// Parses the dict into `descr`, `fortranOrder`, `shape`; fails with the
+  /// problem.
+  Status parse(DictValue &descr, bool &fortranOrder,
+               std::vector<int64_t> &shape) {
     bool haveDescr = false, haveOrder = false, haveShape = false;
     skipSpace();
     if (!consume('{'))
-      return "expected '{' at the start of the header";
+      return Error{"expected '{' at the start of the header"};
     while (true) {
       skipSpace();
       if (consume('}'))
         break;
       std::string key;
       if (!parseString(key))
-        return problem.empty() ? "expected a quoted key" : problem;
+        return Error{problem.empty() ? "expected a quoted key" : problem};
       if (key != "descr" && key != "fortran_order" && key != "shape")
-        return "unexpected key '" + key + "'";
+        return Error{"unexpected key '" + key + "'"};
       skipSpace();
       if (!consume(':'))
-        return "expected ':' after key '" + key + "'";
+        return Error{"expected ':' after key '" + key + "'"};
       skipSpace();
       DictValue value;
       if (!parseValue(value))
-        return problem.empty() ? "invalid value for key '" + key + "'"
-                               : problem;
+        return Error{problem.empty() ? "invalid value for key '" + key + "'"
+                                     : problem};
       if (key == "descr") {
         if (haveDescr)
-          return "duplicate key 'descr'";
+          return Error{"duplicate key 'descr'"};
         haveDescr = true;
         if (value.kind != DictValue::Kind::String &&
             value.kind != DictValue::Kind::List)
-          return "'descr' must be a string";
+          return Error{"'descr' must be a string"};
         descr = value;
       } else if (key == "fortran_order") {
         if (haveOrder)
-          return "duplicate key 'fortran_order'";
+          return Error{"duplicate key 'fortran_order'"};
         haveOrder = true;
         if (value.kind != DictValue::Kind::Bool)
-          return "'fortran_order' must be True or False";
+          return Error{"'fortran_order' must be True or False"};
         fortranOrder = value.flag;
       } else if (key == "shape") {
         if (haveShape)
-          return "duplicate key 'shape'";
+          return Error{"duplicate key 'shape'"};
         haveShape = true;
         if (value.kind != DictValue::Kind::Tuple)
-          return "'shape' must be a tuple of integers";
+          return Error{"'shape' must be a tuple of integers"};
         shape = value.items;
       }
       skipSpace();
@@ -119,18 +119,18 @@ public:
       skipSpace();
       if (consume('}'))
         break;
-      return "expected ',' or '}' after the value of '" + key + "'";
+      return Error{"expected ',' or '}' after the value of '" + key + "'"};
     }
     skipSpace();
     if (pos != text.size())
-      return "unexpected text after the header dict";
+      return Error{"unexpected text after the header dict"};
     if (!haveDescr)
-      return "missing key 'descr'";
+      return Error{"missing key 'descr'"};
     if (!haveOrder)
-      return "missing key 'fortran_order'";
+      return Error{"missing key 'fortran_order'"};
     if (!haveShape)
-      return "missing key 'shape'";
-    return "";
+      return Error{"missing key 'shape'"};
+    return Status::success();
   }
 
 private:
@@ -273,13 +273,12 @@ public:
 };
 } // namespace
 
-/// Maps an .npy descr to a dtype. Returns an empty string on success, else
-/// the problem.
-static std::string parseDescr(const std::string &descr, DType &dtype) {
+/// Maps an .npy descr to a dtype. Fails with the problem.
+static Status parseDescr(const std::string &descr, DType &dtype) {
   static const char *const supported =
       "supported: <f4 <f2 <f8 <i8 <i4 <i2 |i1 |u1 |b1";
   if (descr.size() < 3)
-    return "unsupported dtype '" + descr + "' (" + supported + ")";
+    return Error{"unsupported dtype '" + descr + "' (" + supported + ")"};
   char order = descr[0];
   std::string code = descr.substr(1);
   struct Entry {
@@ -296,18 +295,19 @@ static std::string parseDescr(const std::string &descr, DType &dtype) {
     if (code == entry.code)
       found = &entry;
   if (order != '<' && order != '>' && order != '|' && order != '=')
-    return "unsupported dtype '" + descr + "' (" + supported + ")";
+    return Error{"unsupported dtype '" + descr + "' (" + supported + ")"};
   if (!found)
-    return "unsupported dtype '" + descr + "' (" + supported + ")";
+    return Error{"unsupported dtype '" + descr + "' (" + supported + ")"};
   if (dtypeSize(found->dtype) > 1) {
     if (order == '>')
-      return "big-endian dtype '" + descr +
-             "' is not supported; save the array with dtype '<" + code + "'";
+      return Error{"big-endian dtype '" + descr +
+                   "' is not supported; save the array with dtype '<" + code +
+                   "'"};
     if (order == '|')
-      return "unsupported dtype '" + descr + "' (" + supported + ")";
+      return Error{"unsupported dtype '" + descr + "' (" + supported + ")"};
   }
   dtype = found->dtype;
-  return "";
+  return Status::success();
 }
 
 /// Returns a printable excerpt of the header for error messages.
@@ -361,17 +361,17 @@ Result<NpyHeader> tra::rt::parseNpy(const uint8_t *data, size_t size,
   DictValue descr;
   bool fortranOrder = false;
   HeaderParser parser(text);
-  std::string problem = parser.parse(descr, fortranOrder, header.shape);
-  if (!problem.empty())
-    return fileError(path, "malformed .npy header: " + problem + " in \"" +
-                               quoteHeader(text) + "\"");
+  Status problem = parser.parse(descr, fortranOrder, header.shape);
+  if (!problem.ok())
+    return fileError(path, "malformed .npy header: " + problem.message() +
+                               " in \"" + quoteHeader(text) + "\"");
   if (descr.kind == DictValue::Kind::List)
     return fileError(path, "unsupported dtype: structured arrays are not "
                            "supported");
   header.descr = descr.text;
   problem = parseDescr(header.descr, header.dtype);
-  if (!problem.empty())
-    return fileError(path, problem);
+  if (!problem.ok())
+    return fileError(path, problem.message());
 
   std::optional<int64_t> byteSize = shapeByteSize(header.dtype, header.shape);
   if (!byteSize)

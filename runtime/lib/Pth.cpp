@@ -151,13 +151,12 @@ constexpr size_t kCentralHeaderSize = 46;
 constexpr size_t kLocalHeaderSize = 30;
 
 /// Reads the central directory of the zip archive `data`/`size`, locating
-/// each entry's data through its local header. Returns the problem on
-/// failure.
-std::string readZipDirectory(const uint8_t *data, uint64_t size,
-                             std::vector<ZipEntry> &entries) {
+/// each entry's data through its local header. Fails with the problem.
+Status readZipDirectory(const uint8_t *data, uint64_t size,
+                        std::vector<ZipEntry> &entries) {
   const char *damaged = " (truncated or damaged file?)";
   if (size < kEndSize)
-    return "not a zip archive: only " + std::to_string(size) + " bytes";
+    return Error{"not a zip archive: only " + std::to_string(size) + " bytes"};
   // The end record is the last thing in the file, followed only by its
   // comment. Search backwards for a signature whose comment length fits.
   std::optional<uint64_t> endPos;
@@ -170,8 +169,8 @@ std::string readZipDirectory(const uint8_t *data, uint64_t size,
     }
   }
   if (!endPos)
-    return "no zip end-of-central-directory record found" +
-           std::string(damaged);
+    return Error{"no zip end-of-central-directory record found" +
+                 std::string(damaged)};
   const uint8_t *end = data + *endPos;
   uint64_t count = le16(end + 10);
   uint64_t directorySize = le32(end + 12);
@@ -179,7 +178,7 @@ std::string readZipDirectory(const uint8_t *data, uint64_t size,
   uint64_t directoryLimit = *endPos;
   if (le16(end + 4) != 0 || le16(end + 6) != 0 ||
       le16(end + 8) != le16(end + 10))
-    return "multi-disk zip archives are not supported";
+    return Error{"multi-disk zip archives are not supported"};
 
   // Zip64: a locator right before the end record points to the zip64 end
   // record, whose 64-bit fields replace the saturated 16/32-bit ones.
@@ -190,25 +189,27 @@ std::string readZipDirectory(const uint8_t *data, uint64_t size,
     if (recordPos > *endPos - kZip64LocatorSize ||
         *endPos - kZip64LocatorSize - recordPos < kZip64EndSize ||
         le32(data + recordPos) != kZip64EndSig)
-      return "zip64 end-of-central-directory record not found at offset " +
-             std::to_string(recordPos) + damaged;
+      return Error{
+          "zip64 end-of-central-directory record not found at offset " +
+          std::to_string(recordPos) + damaged};
     const uint8_t *record = data + recordPos;
     if (le64(record + 24) != le64(record + 32) || le32(record + 16) != 0)
-      return "multi-disk zip archives are not supported";
+      return Error{"multi-disk zip archives are not supported"};
     count = le64(record + 32);
     directorySize = le64(record + 40);
     directoryOffset = le64(record + 48);
     directoryLimit = recordPos;
   } else if (count == 0xffff || directorySize == 0xffffffff ||
              directoryOffset == 0xffffffff) {
-    return "zip64 end-of-central-directory locator missing" +
-           std::string(damaged);
+    return Error{"zip64 end-of-central-directory locator missing" +
+                 std::string(damaged)};
   }
   if (directoryOffset > directoryLimit ||
       directorySize > directoryLimit - directoryOffset)
-    return "zip central directory (offset " + std::to_string(directoryOffset) +
-           ", " + std::to_string(directorySize) +
-           " bytes) lies outside the file" + damaged;
+    return Error{"zip central directory (offset " +
+                 std::to_string(directoryOffset) + ", " +
+                 std::to_string(directorySize) +
+                 " bytes) lies outside the file" + damaged};
 
   const uint8_t *cursor = data + directoryOffset;
   const uint8_t *limit = cursor + directorySize;
@@ -216,7 +217,7 @@ std::string readZipDirectory(const uint8_t *data, uint64_t size,
     std::string where = "zip central directory entry " + std::to_string(i);
     if (size_t(limit - cursor) < kCentralHeaderSize ||
         le32(cursor) != kCentralHeaderSig)
-      return where + " is damaged" + damaged;
+      return Error{where + " is damaged" + damaged};
     ZipEntry entry;
     entry.flags = le16(cursor + 8);
     entry.method = le16(cursor + 10);
@@ -228,7 +229,7 @@ std::string readZipDirectory(const uint8_t *data, uint64_t size,
     uint64_t localOffset = le32(cursor + 42);
     if (size_t(limit - cursor) <
         kCentralHeaderSize + nameLength + extraLength + commentLength)
-      return where + " is damaged" + damaged;
+      return Error{where + " is damaged" + damaged};
     entry.name.assign(
         reinterpret_cast<const char *>(cursor + kCentralHeaderSize),
         nameLength);
@@ -244,7 +245,7 @@ std::string readZipDirectory(const uint8_t *data, uint64_t size,
       uint16_t id = le16(extra);
       size_t length = le16(extra + 2);
       if (size_t(extraEnd - extra - 4) < length)
-        return where + ": damaged extra field" + damaged;
+        return Error{where + ": damaged extra field" + damaged};
       if (id == 0x0001) {
         const uint8_t *field = extra + 4, *fieldEnd = field + length;
         auto take = [&](uint64_t &out) {
@@ -257,33 +258,33 @@ std::string readZipDirectory(const uint8_t *data, uint64_t size,
         if ((needSize && !take(entry.size)) ||
             (needCompressed && !take(entry.compressedSize)) ||
             (needOffset && !take(localOffset)))
-          return where + ": zip64 extra field too short" + damaged;
+          return Error{where + ": zip64 extra field too short" + damaged};
         needSize = needCompressed = needOffset = false;
       }
       extra += 4 + length;
     }
     if (needSize || needCompressed || needOffset)
-      return where + ": zip64 extra field missing" + damaged;
+      return Error{where + ": zip64 extra field missing" + damaged};
 
     // The local header's name and extra lengths may differ from the central
     // ones (torch pads the local extra field to align the data).
     if (localOffset > size || size - localOffset < kLocalHeaderSize ||
         le32(data + localOffset) != kLocalHeaderSig)
-      return where + ": local header not found at offset " +
-             std::to_string(localOffset) + damaged;
+      return Error{where + ": local header not found at offset " +
+                   std::to_string(localOffset) + damaged};
     const uint8_t *local = data + localOffset;
     uint64_t dataOffset =
         localOffset + kLocalHeaderSize + le16(local + 26) + le16(local + 28);
     if (dataOffset > size || entry.compressedSize > size - dataOffset)
-      return where + ": its " + std::to_string(entry.compressedSize) +
-             " bytes at offset " + std::to_string(dataOffset) +
-             " extend past the end of the file (" + std::to_string(size) +
-             " bytes)" + damaged;
+      return Error{where + ": its " + std::to_string(entry.compressedSize) +
+                   " bytes at offset " + std::to_string(dataOffset) +
+                   " extend past the end of the file (" + std::to_string(size) +
+                   " bytes)" + damaged};
     entry.dataOffset = dataOffset;
     entries.push_back(std::move(entry));
     cursor += kCentralHeaderSize + nameLength + extraLength + commentLength;
   }
-  return "";
+  return Status::success();
 }
 
 //===----------------------------------------------------------------------===//
@@ -965,9 +966,9 @@ Result<PthFile> PthFile::open(const std::string &path) {
                            "at the start)");
 
   std::vector<ZipEntry> zip;
-  std::string problem = readZipDirectory(bytes, size, zip);
-  if (!problem.empty())
-    return fileError(path, problem);
+  Status problem = readZipDirectory(bytes, size, zip);
+  if (!problem.ok())
+    return fileError(path, problem.message());
   std::unordered_map<std::string, size_t> zipIndex;
   const ZipEntry *pickle = nullptr;
   for (size_t i = 0; i < zip.size(); ++i) {
@@ -987,25 +988,26 @@ Result<PthFile> PthFile::open(const std::string &path) {
   if (!pickle)
     return fileError(path, "no PREFIX/data.pkl in the zip archive (not a "
                            "torch.save file?)");
-  auto stored = [&](const ZipEntry &entry) -> std::string {
+  auto stored = [&](const ZipEntry &entry) -> Status {
     if (entry.flags & 1)
-      return "zip entry " + quoteName(entry.name) + " is encrypted";
+      return Error{"zip entry " + quoteName(entry.name) + " is encrypted"};
     if (entry.method != 0)
-      return "zip entry " + quoteName(entry.name) + " is compressed (method " +
-             std::to_string(entry.method) +
-             "); torch.save stores entries uncompressed";
+      return Error{"zip entry " + quoteName(entry.name) +
+                   " is compressed (method " + std::to_string(entry.method) +
+                   "); torch.save stores entries uncompressed"};
     if (entry.compressedSize != entry.size)
-      return "zip entry " + quoteName(entry.name) +
-             " is stored with different compressed and uncompressed sizes";
-    return "";
+      return Error{
+          "zip entry " + quoteName(entry.name) +
+          " is stored with different compressed and uncompressed sizes"};
+    return Status::success();
   };
-  if (problem = stored(*pickle); !problem.empty())
-    return fileError(path, problem);
+  if (problem = stored(*pickle); !problem.ok())
+    return fileError(path, problem.message());
   auto byteOrder = zipIndex.find(result.prefix + "/byteorder");
   if (byteOrder != zipIndex.end()) {
     const ZipEntry &e = zip[byteOrder->second];
     std::string_view order(reinterpret_cast<const char *>(bytes + e.dataOffset),
-                           stored(e).empty() ? e.size : 0);
+                           stored(e).ok() ? e.size : 0);
     if (order != "little")
       return fileError(path, "byte order " + quoteName(order) +
                                  " is not supported (only 'little')");
@@ -1094,8 +1096,8 @@ Result<PthFile> PthFile::open(const std::string &path) {
       return tensorError("its storage " + quoteName(entryName) +
                          " is missing from the archive");
     const ZipEntry &entry = zip[found->second];
-    if (problem = stored(entry); !problem.empty())
-      return tensorError(problem);
+    if (problem = stored(entry); !problem.ok())
+      return tensorError(problem.message());
     const int64_t storageElementSize =
         static_cast<int64_t>(dtypeSize(*storageType));
     std::optional<int64_t> storageBytes =
@@ -1174,9 +1176,10 @@ Result<HostTensor> PthFile::readTile(std::string_view name,
   if (!found)
     return found.error();
   const PthTensor &t = **found;
-  std::string problem = checkTile(t.shape, offsets, sizes);
-  if (!problem.empty())
-    return fileError(path(), "tensor " + quoteName(name) + ": " + problem);
+  Status problem = checkTile(t.shape, offsets, sizes);
+  if (!problem.ok())
+    return fileError(path(),
+                     "tensor " + quoteName(name) + ": " + problem.message());
   HostTensor tile = HostTensor::zeros(t.dtype, sizes);
   Status status = readTileInto(name, offsets, sizes, tile.mutableData(),
                                rowMajorStrides(sizes));
@@ -1193,9 +1196,10 @@ Status PthFile::readTileInto(std::string_view name,
   if (!found)
     return found.error();
   const PthTensor &t = **found;
-  std::string problem = checkTile(t.shape, offsets, sizes);
-  if (!problem.empty())
-    return fileError(path(), "tensor " + quoteName(name) + ": " + problem);
+  Status problem = checkTile(t.shape, offsets, sizes);
+  if (!problem.ok())
+    return fileError(path(),
+                     "tensor " + quoteName(name) + ": " + problem.message());
   if (outStrides.size() != sizes.size())
     return fileError(path(), "tensor " + quoteName(name) + ": output strides " +
                                  formatShape(outStrides) +

@@ -70,31 +70,31 @@ static bool getNonNegative(const JsonValue &value, int64_t &out) {
 // SafetensorsFile
 //===----------------------------------------------------------------------===//
 
-/// Parses one tensor's header entry. Returns an empty string or the problem.
-static std::string parseEntry(const JsonValue &value, SafetensorsEntry &entry) {
+/// Parses one tensor's header entry. Fails with the problem.
+static Status parseEntry(const JsonValue &value, SafetensorsEntry &entry) {
   if (!value.isObject())
-    return "header entry is a " +
-           std::string(JsonValue::kindName(value.kind())) +
-           ", expected an object with 'dtype', 'shape' and 'data_offsets'";
+    return Error{
+        "header entry is a " + std::string(JsonValue::kindName(value.kind())) +
+        ", expected an object with 'dtype', 'shape' and 'data_offsets'"};
   const JsonValue *dtype = value.find("dtype");
   if (!dtype || !dtype->isString())
-    return "missing or non-string 'dtype'";
+    return Error{"missing or non-string 'dtype'"};
   std::optional<DType> parsed = parseSafetensorsDType(dtype->getString());
   if (!parsed) {
     if (isKnownUnsupportedDType(dtype->getString()))
-      return "unsupported dtype " + quoteName(dtype->getString()) +
-             " (supported: F32 F16 BF16 F64 I64 I32 I16 I8 U8 BOOL)";
-    return "unknown dtype " + quoteName(dtype->getString());
+      return Error{"unsupported dtype " + quoteName(dtype->getString()) +
+                   " (supported: F32 F16 BF16 F64 I64 I32 I16 I8 U8 BOOL)"};
+    return Error{"unknown dtype " + quoteName(dtype->getString())};
   }
   entry.dtype = *parsed;
 
   const JsonValue *shape = value.find("shape");
   if (!shape || !shape->isArray())
-    return "missing or non-array 'shape'";
+    return Error{"missing or non-array 'shape'"};
   for (const JsonValue &dim : shape->getArray()) {
     int64_t size;
     if (!getNonNegative(dim, size))
-      return "'shape' must be an array of non-negative integers";
+      return Error{"'shape' must be an array of non-negative integers"};
     entry.shape.push_back(size);
   }
 
@@ -103,24 +103,25 @@ static std::string parseEntry(const JsonValue &value, SafetensorsEntry &entry) {
   if (!offsets || !offsets->isArray() || offsets->getArray().size() != 2 ||
       !getNonNegative(offsets->getArray()[0], begin) ||
       !getNonNegative(offsets->getArray()[1], end))
-    return "'data_offsets' must be an array of two non-negative integers";
+    return Error{
+        "'data_offsets' must be an array of two non-negative integers"};
   if (begin > end)
-    return "'data_offsets' [" + std::to_string(begin) + ", " +
-           std::to_string(end) + "] end before they begin";
+    return Error{"'data_offsets' [" + std::to_string(begin) + ", " +
+                 std::to_string(end) + "] end before they begin"};
   entry.begin = static_cast<uint64_t>(begin);
   entry.end = static_cast<uint64_t>(end);
 
   std::optional<int64_t> bytes = shapeByteSize(entry.dtype, entry.shape);
   if (!bytes)
-    return "shape " + formatShape(entry.shape) + " is too large";
+    return Error{"shape " + formatShape(entry.shape) + " is too large"};
   if (static_cast<uint64_t>(*bytes) != entry.end - entry.begin)
-    return "'data_offsets' [" + std::to_string(begin) + ", " +
-           std::to_string(end) + "] span " +
-           std::to_string(entry.end - entry.begin) + " bytes, but shape " +
-           formatShape(entry.shape) + " of " +
-           safetensorsDTypeName(entry.dtype) + " needs " +
-           std::to_string(*bytes);
-  return "";
+    return Error{"'data_offsets' [" + std::to_string(begin) + ", " +
+                 std::to_string(end) + "] span " +
+                 std::to_string(entry.end - entry.begin) +
+                 " bytes, but shape " + formatShape(entry.shape) + " of " +
+                 safetensorsDTypeName(entry.dtype) + " needs " +
+                 std::to_string(*bytes)};
+  return Status::success();
 }
 
 Result<SafetensorsFile> SafetensorsFile::open(const std::string &path) {
@@ -179,9 +180,10 @@ Result<SafetensorsFile> SafetensorsFile::open(const std::string &path) {
     }
     SafetensorsEntry entry;
     entry.name = name;
-    std::string problem = parseEntry(member.second, entry);
-    if (!problem.empty())
-      return fileError(path, "tensor " + quoteName(name) + ": " + problem);
+    Status problem = parseEntry(member.second, entry);
+    if (!problem.ok())
+      return fileError(path,
+                       "tensor " + quoteName(name) + ": " + problem.message());
     if (entry.end > dataSize)
       return fileError(path, "tensor " + quoteName(name) +
                                  ": 'data_offsets' [" +
@@ -260,9 +262,10 @@ SafetensorsFile::readTile(std::string_view name,
   if (!found)
     return found.error();
   const SafetensorsEntry &e = **found;
-  std::string problem = checkTile(e.shape, offsets, sizes);
-  if (!problem.empty())
-    return fileError(path(), "tensor " + quoteName(name) + ": " + problem);
+  Status problem = checkTile(e.shape, offsets, sizes);
+  if (!problem.ok())
+    return fileError(path(),
+                     "tensor " + quoteName(name) + ": " + problem.message());
   HostTensor tile = HostTensor::zeros(e.dtype, sizes);
   const uint64_t tensorStart = dataStart + e.begin;
   const uint64_t tensorBytes = e.end - e.begin;

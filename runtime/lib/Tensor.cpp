@@ -529,21 +529,22 @@ HostTensor tra::rt::convert(const HostTensor &tensor, DType dtype) {
 // Tiles
 //===----------------------------------------------------------------------===//
 
-std::string tra::rt::checkTile(const std::vector<int64_t> &shape,
-                               const std::vector<int64_t> &offsets,
-                               const std::vector<int64_t> &sizes) {
+Status tra::rt::checkTile(const std::vector<int64_t> &shape,
+                          const std::vector<int64_t> &offsets,
+                          const std::vector<int64_t> &sizes) {
   if (offsets.size() != shape.size() || sizes.size() != shape.size())
-    return "tile offsets " + formatShape(offsets) + " and sizes " +
-           formatShape(sizes) + " do not match the rank " +
-           std::to_string(shape.size()) + " of shape " + formatShape(shape);
+    return Error{"tile offsets " + formatShape(offsets) + " and sizes " +
+                 formatShape(sizes) + " do not match the rank " +
+                 std::to_string(shape.size()) + " of shape " +
+                 formatShape(shape)};
   for (size_t d = 0; d < shape.size(); ++d) {
     if (offsets[d] < 0 || sizes[d] < 0 || offsets[d] > shape[d] ||
         sizes[d] > shape[d] - offsets[d])
-      return "tile offsets " + formatShape(offsets) + " sizes " +
-             formatShape(sizes) + " exceed shape " + formatShape(shape) +
-             " in dimension " + std::to_string(d);
+      return Error{"tile offsets " + formatShape(offsets) + " sizes " +
+                   formatShape(sizes) + " exceed shape " + formatShape(shape) +
+                   " in dimension " + std::to_string(d)};
   }
-  return "";
+  return Status::success();
 }
 
 /// Calls `run(byteOffset, bytes)` for the contiguous runs, in row-major
@@ -553,7 +554,7 @@ template <class Fn>
 static void forEachTileRun(DType dtype, const std::vector<int64_t> &shape,
                            const std::vector<int64_t> &offsets,
                            const std::vector<int64_t> &sizes, Fn run) {
-  assert(checkTile(shape, offsets, sizes).empty() && "invalid tile");
+  assert(checkTile(shape, offsets, sizes).ok() && "invalid tile");
   const int64_t elementSize = static_cast<int64_t>(dtypeSize(dtype));
   const size_t rank = shape.size();
   if (rank == 0) {
@@ -631,9 +632,9 @@ void tra::rt::insertTile(DType dtype, const std::vector<int64_t> &shape,
 Result<HostTensor> tra::rt::extractTile(const HostTensor &tensor,
                                         const std::vector<int64_t> &offsets,
                                         const std::vector<int64_t> &sizes) {
-  std::string problem = checkTile(tensor.shape(), offsets, sizes);
-  if (!problem.empty())
-    return Error{problem};
+  Status problem = checkTile(tensor.shape(), offsets, sizes);
+  if (!problem.ok())
+    return problem.error();
   HostTensor tile = HostTensor::zeros(tensor.dtype(), sizes);
   copyTile(tensor.dtype(), tensor.shape(), tensor.data(), offsets, sizes,
            tile.mutableData());

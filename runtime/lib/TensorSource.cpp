@@ -43,10 +43,11 @@ Result<HostTensor> TensorSource::readTile(std::string_view name,
   const TensorInfo *info = find(name);
   if (!info)
     return fileError(path(), "no tensor named " + quoteName(name));
-  std::string problem = checkTile(info->shape, offsets, shape);
-  if (!problem.empty())
+  Status problem = checkTile(info->shape, offsets, shape);
+  if (!problem.ok())
     return fileError(path(), "tensor " + quoteName(name) + " of shape " +
-                                 formatShape(info->shape) + ": " + problem);
+                                 formatShape(info->shape) + ": " +
+                                 problem.message());
   return readRegion(*info, offsets, shape, dtype.value_or(info->dtype),
                     preferRank);
 }
@@ -282,8 +283,8 @@ HfLlamaSource::open(const std::string &dir, const std::string &config,
     p.sharedClassifier = tie->getBool();
   if (!problem.empty())
     return fileError(config, problem);
-  if (std::string e = p.validate(); !e.empty())
-    return fileError(config, "invalid model parameters: " + e);
+  if (Status e = p.validate(); !e.ok())
+    return fileError(config, "invalid model parameters: " + e.message());
 
   Result<SafetensorsCheckpoint> ckpt = SafetensorsCheckpoint::open(weights);
   if (!ckpt)

@@ -73,9 +73,9 @@ Status tra::rt::checkSplitLayout(SplitLayout &layout,
           tile.shape.size() != t.shape.size())
         return fail(where + " does not have the tensor's rank " +
                     std::to_string(t.shape.size()));
-      std::string problem = checkTile(t.shape, tile.offsets, tile.shape);
-      if (!problem.empty())
-        return fail(where + ": " + problem);
+      Status problem = checkTile(t.shape, tile.offsets, tile.shape);
+      if (!problem.ok())
+        return fail(where + ": " + problem.message());
       if (tile.ranks.empty())
         return fail(where + " is held by no rank");
       std::vector<int64_t> sorted = tile.ranks;
@@ -249,8 +249,8 @@ static Result<LlamaParams> parseLlamaJson(const JsonValue &o,
     p.sharedClassifier = shared->getBool();
   if (!r.problem.empty())
     return fileError(path, r.problem);
-  if (std::string e = p.validate(); !e.empty())
-    return fileError(path, where + "invalid model parameters: " + e);
+  if (Status e = p.validate(); !e.ok())
+    return fileError(path, where + "invalid model parameters: " + e.message());
   return p;
 }
 

@@ -337,7 +337,7 @@ TEST_P(MetaCheckpointMatrixTest, ReadsEveryWeightAndTileExactly) {
   EXPECT_EQ(p.normEps, 1e-5);
   EXPECT_EQ(p.maxSeqLen, 2048);
   EXPECT_EQ(p.sharedClassifier, c.sharedOutput);
-  EXPECT_EQ(p.validate(), "");
+  EXPECT_TRUE(p.validate().ok());
 
   // The logical weights are llamaWeightShapes(params), in its order.
   auto shapes = llamaWeightShapes(p);
@@ -468,7 +468,7 @@ TEST(MetaCheckpointTest, ParamsJson) {
   EXPECT_EQ(llama3->nKvHeads, 8);
   EXPECT_EQ(llama3->ropeTheta, 500000.0);
   LlamaParams p = llama3->toLlamaParams(llama3->vocabSize, false);
-  EXPECT_EQ(p.validate(), "");
+  EXPECT_TRUE(p.validate().ok());
   EXPECT_EQ(p.kvDim(), 1024);
 
   Result<MetaModelArgs> llama2 = parseMetaParams(

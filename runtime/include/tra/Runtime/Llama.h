@@ -39,9 +39,9 @@ struct LlamaParams {
 
   int64_t headDim() const { return nHeads ? dim / nHeads : 0; }
   int64_t kvDim() const { return nKvHeads * headDim(); }
-  /// Returns "" if the parameters describe a buildable model, else what is
-  /// wrong ("dim 63 is not a multiple of n_heads 8").
-  std::string validate() const;
+  /// Succeeds if the parameters describe a buildable model, else fails with
+  /// what is wrong ("dim 63 is not a multiple of n_heads 8").
+  Status validate() const;
 };
 
 /// Meta's FFN hidden size: 2/3 of 4*dim, times an optional multiplier,

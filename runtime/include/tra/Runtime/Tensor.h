@@ -185,10 +185,10 @@ private:
 HostTensor convert(const HostTensor &tensor, DType dtype);
 
 /// Checks that the tile at `offsets` of extent `sizes` lies inside `shape`.
-/// Returns an empty string if so, else a description of the problem.
-std::string checkTile(const std::vector<int64_t> &shape,
-                      const std::vector<int64_t> &offsets,
-                      const std::vector<int64_t> &sizes);
+/// Succeeds if so, else fails with a description of the problem.
+Status checkTile(const std::vector<int64_t> &shape,
+                 const std::vector<int64_t> &offsets,
+                 const std::vector<int64_t> &sizes);
 
 /// Copies the tile of `sizes` starting at `offsets` out of the row-major
 /// tensor of `dtype` and `shape` whose bytes start at `data`, into `out`

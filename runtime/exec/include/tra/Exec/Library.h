@@ -23,10 +23,10 @@
 
 namespace tra::exec {
 
-/// Returns "" if `program` is a descriptor this runtime understands (its ABI
+/// Succeeds if `program` is a descriptor this runtime understands (its ABI
 /// version, its tensor tables, and for a distributed program every rank's
-/// tile table), else what is wrong with it.
-std::string checkDescriptor(const TraExecProgram &program);
+/// tile table), else fails with what is wrong with it.
+rt::Status checkDescriptor(const TraExecProgram &program);
 
 /// A shared library compiled by tra, loaded with dlopen (RTLD_NOW: an
 /// unresolved symbol is an error at load time; RTLD_LOCAL: several
