@@ -80,7 +80,7 @@ struct CompileOptions {
 class Program {
 public:
   Program(const std::string &text, const std::string &hw,
-                  const CompileOptions &options) {
+          const CompileOptions &options) {
     registerDialects();
     ::tra::hw::HardwareDescription hardware = loadHardware(hw);
     hardwareName = hardware.getName().str();
@@ -138,8 +138,8 @@ public:
       for (const EntryTensor &t : tensors) {
         py::dict d;
         d["name"] = t.name;
-        d["shape"] = py::tuple(py::cast(
-            std::vector<int64_t>(t.shape.begin(), t.shape.end())));
+        d["shape"] = py::tuple(
+            py::cast(std::vector<int64_t>(t.shape.begin(), t.shape.end())));
         d["dtype"] = stringifyExecElementType(t.elementType).str();
         d["storage"] = storageDType(t.elementType);
         list.append(d);
@@ -208,9 +208,9 @@ public:
       result = compileDistributedToExecutable(*plannedModule, path, codegen);
     }
     if (failed(result))
-      throw py::value_error(diags.withMessage(
-          "@" + getEntry() + ": code generation for " + hardwareName +
-          " failed"));
+      throw py::value_error(diags.withMessage("@" + getEntry() +
+                                              ": code generation for " +
+                                              hardwareName + " failed"));
   }
 
 private:
@@ -339,8 +339,7 @@ private:
 
   MLIRContext context;
   EntrySignature signature;
-  std::string hardwareName, explainText, planned, notRunnable, notes,
-      cachePath;
+  std::string hardwareName, explainText, planned, notRunnable, notes, cachePath;
   unsigned numDevices = 0;
   int64_t threads = 1;
   bool fromCache = false;
@@ -367,11 +366,9 @@ void registerCompile(py::module_ &m) {
       .def_property_readonly("mpi", &Program::isMpi)
       .def_property_readonly("mpi_threads",
                              [](const Program &p) { return p.getMpiThreads(); })
-      .def_property_readonly("not_runnable_reason",
-                             &Program::getNotRunnable)
+      .def_property_readonly("not_runnable_reason", &Program::getNotRunnable)
       .def_property_readonly("from_cache", &Program::isFromCache)
-      .def_property_readonly("compile_seconds",
-                             &Program::getCompileSeconds)
+      .def_property_readonly("compile_seconds", &Program::getCompileSeconds)
       .def_property_readonly("cache_path", &Program::getCachePath)
       .def_property_readonly("notes", &Program::getNotes)
       .def_property_readonly("threads", &Program::getThreads)

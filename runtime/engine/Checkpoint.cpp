@@ -38,10 +38,9 @@ tra::engine::loadCheckpoint(const std::string &path) {
     if (!info)
       return rt::fileError(path, "no tensor '" + name + "'");
     if (info->shape != shape)
-      return rt::fileError(path, "tensor '" + name + "' is " +
-                                     rt::formatShape(info->shape) +
-                                     ", the model's parameters say " +
-                                     rt::formatShape(shape));
+      return rt::fileError(
+          path, "tensor '" + name + "' is " + rt::formatShape(info->shape) +
+                    ", the model's parameters say " + rt::formatShape(shape));
     rt::Result<rt::HostTensor> weight = (*source)->read(name, rt::DType::F32);
     if (!weight)
       return weight.error();

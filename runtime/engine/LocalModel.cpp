@@ -74,7 +74,8 @@ LocalModel::addProgram(std::unique_ptr<exec::ProgramLibrary> library) {
   const TraExecProgram &desc = library->program();
   int64_t seq = 0;
   for (int64_t i = 0; i < desc.numInputs; ++i)
-    if (std::string(desc.inputs[i].name) == "tokens" &&
+    if (classifyStepInput(desc.inputs[i].name, p.nLayers).kind ==
+            StepTensorKind::Tokens &&
         desc.inputs[i].rank == 1)
       seq = desc.inputs[i].shape[0];
   if (seq < 1)

@@ -17,7 +17,7 @@ Status Sampler::validate(double temperature, double topP, uint64_t seed) {
     return Error{"top-p must be in [0, 1] (0 or 1: the whole distribution)"};
   if (temperature > 0.0 && seed == 0)
     return Error{"the seed must not be 0 (the xorshift generator would only "
-           "produce zeros)"};
+                 "produce zeros)"};
   return Status::success();
 }
 

@@ -202,8 +202,7 @@ void tra_mpi_finalize(int printProfile) {
                  "reduce_scatter (%lld bytes); a ring would send %lld bytes "
                  "in %lld messages for them (estimate)\n",
                  s.rank, (long long)s.allReduce.calls,
-                 (long long)s.allReduce.bytes,
-                 (long long)s.reduceScatter.calls,
+                 (long long)s.allReduce.bytes, (long long)s.reduceScatter.calls,
                  (long long)s.reduceScatter.bytes, (long long)s.ringBytes,
                  (long long)s.ringMessages);
   }

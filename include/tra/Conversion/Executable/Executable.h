@@ -270,7 +270,6 @@ LogicalResult compileDistributedToExecutable(ModuleOp module, StringRef output,
 } // namespace tra
 } // namespace mlir
 
-
 namespace mlir {
 namespace tra {
 
