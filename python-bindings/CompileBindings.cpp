@@ -22,7 +22,7 @@
 #include "tra/Hardware/Hardware.h"
 #include "tra/Optimizer/CostModel.h"
 #include "tra/Optimizer/Pipeline.h"
-#include "tra/Optimizer/PlanDialect.h"
+#include "tra/Dialect/Plan/IR/PlanDialect.h"
 #include "tra/Optimizer/Report.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"

@@ -1,7 +1,7 @@
 //===- IndexSpace.cpp - The parallel structure of one operation -----------===//
 
 #include "tra/Optimizer/IndexSpace.h"
-#include "tra/Optimizer/PlanDialect.h"
+#include "tra/Dialect/Plan/IR/PlanDialect.h"
 
 #include "tra/Dialect/TRA/IR/TRAOps.h"
 

@@ -2,7 +2,7 @@
 
 #include "tra/Optimizer/Pipeline.h"
 #include "tra/Optimizer/Passes.h"
-#include "tra/Optimizer/PlanDialect.h"
+#include "tra/Dialect/Plan/IR/PlanDialect.h"
 
 #include "tra/Hardware/Hardware.h"
 

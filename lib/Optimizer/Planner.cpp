@@ -1,7 +1,7 @@
 //===- Planner.cpp - Planning functions and applying plans ----------------===//
 
 #include "tra/Optimizer/Planner.h"
-#include "tra/Optimizer/PlanDialect.h"
+#include "tra/Dialect/Plan/IR/PlanDialect.h"
 #include "tra/Optimizer/Report.h"
 
 #include "mlir/IR/Builders.h"

@@ -2,7 +2,7 @@
 
 #include "tra/Optimizer/Report.h"
 #include "tra/Optimizer/IndexSpace.h"
-#include "tra/Optimizer/PlanDialect.h"
+#include "tra/Dialect/Plan/IR/PlanDialect.h"
 
 #include "tra/Dialect/TRA/IR/TRAOps.h"
 

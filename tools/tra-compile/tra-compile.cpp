@@ -32,7 +32,7 @@
 #include "tra/Dialect/TRA/IR/TRADialect.h"
 #include "tra/Hardware/Hardware.h"
 #include "tra/Optimizer/Pipeline.h"
-#include "tra/Optimizer/PlanDialect.h"
+#include "tra/Dialect/Plan/IR/PlanDialect.h"
 #include "tra/Optimizer/Report.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"

@@ -17,9 +17,9 @@
 #include "tra/Dialect/TRA/IR/TRADialect.h"
 #include "tra/Frontend/Llama.h"
 #include "tra/Hardware/Hardware.h"
-#include "tra/Optimizer/Distribution.h"
+#include "tra/Dialect/Plan/IR/Distribution.h"
 #include "tra/Optimizer/Pipeline.h"
-#include "tra/Optimizer/PlanDialect.h"
+#include "tra/Dialect/Plan/IR/PlanDialect.h"
 #include "tra/Runtime/TensorSource.h"
 #include "tra/Runtime/TraSplit.h"
 

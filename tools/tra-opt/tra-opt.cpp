@@ -12,7 +12,7 @@
 #include "tra/Dialect/TRA/IR/TRADialect.h"
 #include "tra/Optimizer/Passes.h"
 #include "tra/Optimizer/Pipeline.h"
-#include "tra/Optimizer/PlanDialect.h"
+#include "tra/Dialect/Plan/IR/PlanDialect.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"

@@ -1,7 +1,7 @@
 //===- DistributionTest.cpp - Tile geometry of distributions --------------===//
 
-#include "tra/Optimizer/Distribution.h"
-#include "tra/Optimizer/PlanDialect.h"
+#include "tra/Dialect/Plan/IR/Distribution.h"
+#include "tra/Dialect/Plan/IR/PlanDialect.h"
 
 #include "mlir/IR/MLIRContext.h"
 #include "gtest/gtest.h"

@@ -13,7 +13,7 @@
 #define TRA_OPTIMIZER_COSTMODEL_H
 
 #include "tra/Hardware/Hardware.h"
-#include "tra/Optimizer/Distribution.h"
+#include "tra/Dialect/Plan/IR/Distribution.h"
 
 #include "mlir/IR/Types.h"
 #include "llvm/ADT/ArrayRef.h"

@@ -15,7 +15,7 @@
 #define TRA_OPTIMIZER_INDEXSPACE_H
 
 #include "tra/Optimizer/CostModel.h"
-#include "tra/Optimizer/Distribution.h"
+#include "tra/Dialect/Plan/IR/Distribution.h"
 
 #include "mlir/IR/Operation.h"
 #include "llvm/ADT/SmallVector.h"

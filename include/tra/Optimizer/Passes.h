@@ -3,7 +3,7 @@
 #ifndef TRA_OPTIMIZER_PASSES_H
 #define TRA_OPTIMIZER_PASSES_H
 
-#include "tra/Optimizer/PlanDialect.h"
+#include "tra/Dialect/Plan/IR/PlanDialect.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"

@@ -53,8 +53,8 @@
 #include "tra/Conversion/Distribute/Distribute.h"
 #include "tra/Dialect/Comm/IR/Comm.h"
 #include "tra/Dialect/TRA/IR/TRAOps.h"
-#include "tra/Optimizer/Distribution.h"
-#include "tra/Optimizer/PlanDialect.h"
+#include "tra/Dialect/Plan/IR/Distribution.h"
+#include "tra/Dialect/Plan/IR/PlanDialect.h"
 #include "tra/Optimizer/Planner.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"

@@ -12,7 +12,7 @@
 #include "tra/Conversion/Executable/Executable.h"
 #include "tra/Conversion/Pipeline/Pipeline.h"
 #include "tra/Dialect/Comm/IR/Comm.h"
-#include "tra/Optimizer/PlanDialect.h"
+#include "tra/Dialect/Plan/IR/PlanDialect.h"
 
 #include "DistributedConfig.inc"
 

@@ -5,8 +5,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef TRA_OPTIMIZER_PLANDIALECT_H
-#define TRA_OPTIMIZER_PLANDIALECT_H
+#ifndef TRA_DIALECT_PLAN_IR_PLANDIALECT_H
+#define TRA_DIALECT_PLAN_IR_PLANDIALECT_H
 
 #include "tra/Dialect/TRA/IR/TRAOps.h"
 
@@ -20,12 +20,12 @@
 
 #include <optional>
 
-#include "tra/Optimizer/PlanDialect.h.inc"
+#include "tra/Dialect/Plan/IR/PlanDialect.h.inc"
 
 #define GET_ATTRDEF_CLASSES
-#include "tra/Optimizer/PlanAttrs.h.inc"
+#include "tra/Dialect/Plan/IR/PlanAttrs.h.inc"
 
 #define GET_OP_CLASSES
-#include "tra/Optimizer/PlanOps.h.inc"
+#include "tra/Dialect/Plan/IR/PlanOps.h.inc"
 
-#endif // TRA_OPTIMIZER_PLANDIALECT_H
+#endif // TRA_DIALECT_PLAN_IR_PLANDIALECT_H

@@ -1,7 +1,7 @@
 //===- PlanDialect.cpp - tra_plan dialect ---------------------------------===//
 
-#include "tra/Optimizer/PlanDialect.h"
-#include "tra/Optimizer/Distribution.h"
+#include "tra/Dialect/Plan/IR/PlanDialect.h"
+#include "tra/Dialect/Plan/IR/Distribution.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
@@ -13,22 +13,22 @@ using namespace mlir;
 using namespace mlir::tra;
 using namespace mlir::tra::plan;
 
-#include "tra/Optimizer/PlanDialect.cpp.inc"
+#include "tra/Dialect/Plan/IR/PlanDialect.cpp.inc"
 
 #define GET_ATTRDEF_CLASSES
-#include "tra/Optimizer/PlanAttrs.cpp.inc"
+#include "tra/Dialect/Plan/IR/PlanAttrs.cpp.inc"
 
 #define GET_OP_CLASSES
-#include "tra/Optimizer/PlanOps.cpp.inc"
+#include "tra/Dialect/Plan/IR/PlanOps.cpp.inc"
 
 void PlanDialect::initialize() {
   addAttributes<
 #define GET_ATTRDEF_LIST
-#include "tra/Optimizer/PlanAttrs.cpp.inc"
+#include "tra/Dialect/Plan/IR/PlanAttrs.cpp.inc"
       >();
   addOperations<
 #define GET_OP_LIST
-#include "tra/Optimizer/PlanOps.cpp.inc"
+#include "tra/Dialect/Plan/IR/PlanOps.cpp.inc"
       >();
 }
 

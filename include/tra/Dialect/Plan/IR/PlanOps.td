@@ -1,11 +1,11 @@
 //===- PlanOps.td - tra_plan operations --------------------*- tablegen -*-===//
 
-#ifndef TRA_OPTIMIZER_PLANOPS_TD
-#define TRA_OPTIMIZER_PLANOPS_TD
+#ifndef TRA_DIALECT_PLAN_IR_PLANOPS_TD
+#define TRA_DIALECT_PLAN_IR_PLANOPS_TD
 
 include "mlir/Interfaces/SideEffectInterfaces.td"
-include "tra/Optimizer/PlanDialect.td"
-include "tra/Optimizer/PlanAttrs.td"
+include "tra/Dialect/Plan/IR/PlanDialect.td"
+include "tra/Dialect/Plan/IR/PlanAttrs.td"
 
 class Plan_MoveOp<string mnemonic, list<Trait> traits = []>
     : Plan_Op<mnemonic, !listconcat(traits, [Pure,
@@ -88,4 +88,4 @@ def Plan_ReduceScatterOp : Plan_MoveOp<"reduce_scatter"> {
   }];
 }
 
-#endif // TRA_OPTIMIZER_PLANOPS_TD
+#endif // TRA_DIALECT_PLAN_IR_PLANOPS_TD

@@ -1,7 +1,7 @@
 //===- PlanDialect.td - tra_plan dialect definition --------*- tablegen -*-===//
 
-#ifndef TRA_OPTIMIZER_PLANDIALECT_TD
-#define TRA_OPTIMIZER_PLANDIALECT_TD
+#ifndef TRA_DIALECT_PLAN_IR_PLANDIALECT_TD
+#define TRA_DIALECT_PLAN_IR_PLANDIALECT_TD
 
 include "mlir/IR/OpBase.td"
 
@@ -55,4 +55,4 @@ def Plan_Dialect : Dialect {
 class Plan_Op<string mnemonic, list<Trait> traits = []>
     : Op<Plan_Dialect, mnemonic, traits>;
 
-#endif // TRA_OPTIMIZER_PLANDIALECT_TD
+#endif // TRA_DIALECT_PLAN_IR_PLANDIALECT_TD

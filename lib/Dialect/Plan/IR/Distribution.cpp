@@ -1,7 +1,7 @@
 //===- Distribution.cpp - Tile grids and placements of tensors ------------===//
 
-#include "tra/Optimizer/Distribution.h"
-#include "tra/Optimizer/PlanDialect.h"
+#include "tra/Dialect/Plan/IR/Distribution.h"
+#include "tra/Dialect/Plan/IR/PlanDialect.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallSet.h"

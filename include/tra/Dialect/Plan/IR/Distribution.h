@@ -7,8 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef TRA_OPTIMIZER_DISTRIBUTION_H
-#define TRA_OPTIMIZER_DISTRIBUTION_H
+#ifndef TRA_DIALECT_PLAN_IR_DISTRIBUTION_H
+#define TRA_DIALECT_PLAN_IR_DISTRIBUTION_H
 
 #include "tra/Dialect/TRA/IR/TRAOps.h"
 
@@ -126,4 +126,4 @@ std::string formatDeviceSet(llvm::ArrayRef<unsigned> devices);
 } // namespace tra
 } // namespace mlir
 
-#endif // TRA_OPTIMIZER_DISTRIBUTION_H
+#endif // TRA_DIALECT_PLAN_IR_DISTRIBUTION_H

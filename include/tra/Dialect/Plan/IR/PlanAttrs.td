@@ -1,10 +1,10 @@
 //===- PlanAttrs.td - tra_plan attributes ------------------*- tablegen -*-===//
 
-#ifndef TRA_OPTIMIZER_PLANATTRS_TD
-#define TRA_OPTIMIZER_PLANATTRS_TD
+#ifndef TRA_DIALECT_PLAN_IR_PLANATTRS_TD
+#define TRA_DIALECT_PLAN_IR_PLANATTRS_TD
 
 include "mlir/IR/AttrTypeBase.td"
-include "tra/Optimizer/PlanDialect.td"
+include "tra/Dialect/Plan/IR/PlanDialect.td"
 
 def Plan_DistAttr : AttrDef<Plan_Dialect, "Dist"> {
   let mnemonic = "dist";
@@ -102,4 +102,4 @@ def Plan_SplitAttr : AttrDef<Plan_Dialect, "Split"> {
   }];
 }
 
-#endif // TRA_OPTIMIZER_PLANATTRS_TD
+#endif // TRA_DIALECT_PLAN_IR_PLANATTRS_TD
