@@ -28,7 +28,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "tra/Conversion/Executable/Executable.h"
-#include "tra/Conversion/Pipeline/Pipeline.h"
+#include "tra/Pipeline/Pipeline.h"
 #include "tra/Dialect/TRA/IR/TRADialect.h"
 #include "tra/Hardware/Hardware.h"
 #include "tra/Optimizer/Pipeline.h"

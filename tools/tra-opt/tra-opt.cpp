@@ -6,9 +6,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "tra/Conversion/Distribute/Distribute.h"
+#include "tra/Conversion/PlanToComm/PlanToComm.h"
 #include "tra/Conversion/Passes.h"
-#include "tra/Conversion/Pipeline/Pipeline.h"
+#include "tra/Transforms/Passes.h"
+#include "tra/Pipeline/Pipeline.h"
 #include "tra/Dialect/TRA/IR/TRADialect.h"
 #include "tra/Optimizer/Passes.h"
 #include "tra/Optimizer/Pipeline.h"
@@ -66,10 +67,10 @@ int main(int argc, char **argv) {
   mlir::registerInlinerPass();
   mlir::registerSymbolDCEPass();
   mlir::tra::registerTRAConversionPasses();
+  mlir::tra::registerTRATransformsPasses();
   mlir::tra::registerOptimizerPasses();
   mlir::tra::plan::registerPlanningPipeline();
   mlir::tra::registerTRAToLLVMPipeline();
-  mlir::tra::registerTRADistributePasses();
   mlir::bufferization::registerOneShotBufferizePass();
   if (!preloadPassPlugins(argc, argv))
     return 1;

@@ -1,8 +1,10 @@
 //===- Passes.td - tra conversion passes -------------------*- tablegen -*-===//
 //
-// Passes that lower model-level tra IR to upstream dialects and on to the
-// LLVM dialect. The order they run in is set by the `tra-lower-to-llvm`
-// pipeline (see Pipeline.h and docs/Lowering.md).
+// Passes that convert between dialects: model-level tra to linalg, linalg
+// contractions to BLAS calls, planned tra (tra_plan) to per-rank programs
+// with tra_comm moves, and the mpi dialect to LLVM calls. The order they run
+// in is set by the `tra-lower-to-llvm` pipeline (tra/Pipeline/Pipeline.h,
+// docs/Lowering.md) and the distributed code generation (tra/Target).
 //
 //===----------------------------------------------------------------------===//
 
@@ -148,360 +150,80 @@ def ConvertLinalgToBLASPass
 }
 
 //===----------------------------------------------------------------------===//
-// Entry functions
+// PlanToComm
 //===----------------------------------------------------------------------===//
 
-def PrepareEntryPass : Pass<"tra-prepare-entry", "::mlir::ModuleOp"> {
-  let summary = "Mark the entry function for the C interface and check it";
+def Localize : Pass<"tra-localize", "::mlir::ModuleOp"> {
+  let summary = "split a planned function into one program per MPI rank";
   let description = [{
-    Chooses the entry function (the `entry` option; otherwise `@main`, or
-    the only public function with a body; with neither, every public
-    function with a body), checks that its arguments and results are tensors
-    of static shape and of an element type the executable runtime reads and
-    writes (f32, f16, bf16, i64, i32, i1), marks it `llvm.emit_c_interface`,
-    and marks its arguments `bufferization.writable = false` so that
-    bufferization never writes into caller buffers (which the runtime may
-    map read-only from files).
+    For every planned function `@f` (one with `tra_plan.num_devices = N`,
+    after `tra-decompose`), writes `N` functions `@f.rank0` ...
+    `@f.rank<N-1>`: the program device `r` runs as MPI rank `r`, and erases
+    `@f`. Every tensor value becomes the one tile of it that rank `r` holds
+    (its `#tra_plan.dist` gives the tile), or disappears on ranks that hold
+    none:
+
+    * model-level ops run on local tiles with local shapes; `tra.index` in a
+      `tra.map` body is shifted by the tile's offset; a `tra.gather` whose
+      table rows are split gathers the rows the rank holds and zeros
+      elsewhere (a partial sum, as the plan says);
+    * `tra_plan.repartition` becomes the local copies and the messages of
+      the tile regions that change device, enumerated in one global order
+      shared by all ranks. By default the messages are non-blocking and
+      overlap computation: each `tra_comm.isend` is posted right after the
+      sent value is computed, the matching `tra_comm.irecv` at the same
+      point of the receiver's program, the `tra_comm.wait` of a receive
+      right before the first use of the repartitioned tile, and the waits
+      of sends before the return. With `blocking-moves`, each rank emits
+      blocking `tra_comm.send` / `tra_comm.recv` at the repartition, in the
+      global order. Either way the moves cannot deadlock (see
+      Localize.cpp);
+      `tra_plan.all_reduce` / `tra_plan.reduce_scatter` become
+      `tra_comm.all_reduce` / `tra_comm.reduce_scatter` over each group;
+    * arguments are the tiles the rank holds, results the tiles of the
+      function's results it holds (partial results are all-reduced first).
+      Each carries `tra.name` (the global name), `tra_comm.global_shape`
+      and `tra_comm.offsets` (where the tile sits in the global tensor);
+      results also carry `tra_comm.owner` (whether this rank is the one that
+      reports the tile: the lowest rank holding it).
+
+    The module gets the DLTI entry `"MPI:Implementation" = "OpenMPI"` that
+    the mpi dialect's lowering reads.
 
     ```mlir
-    func.func @main(%x: tensor<4xf32> {tra.name = "x"}) -> tensor<4xf32>
-    ```
-
-    becomes
-
-    ```mlir
-    func.func @main(%x: tensor<4xf32> {bufferization.writable = false,
-                                       tra.name = "x"}) -> tensor<4xf32>
-        attributes {llvm.emit_c_interface}
+    // Before (2 devices): rows of x split, w replicated.
+    func.func @mm(%x: tensor<4x8xf32> {tra_plan.dist = #tra_plan.dist<[2, 1] on [0, 1]>}, ...)
+    // After, rank 1:
+    func.func @mm.rank1(%x: tensor<2x8xf32> {tra.name = "x", tra_comm.global_shape = array<i64: 4, 8>, tra_comm.offsets = array<i64: 2, 0>}, ...)
+        attributes {tra_comm.num_ranks = 2 : i64, tra_comm.rank = 1 : i64}
     ```
   }];
   let options = [
-    Option<"entry", "entry", "std::string", /*default=*/"\"\"",
-           "Name of the entry function">,
+    Option<"blockingMoves", "blocking-moves", "bool", /*default=*/"false",
+           "emit blocking tra_comm.send/recv at each repartition instead of "
+           "non-blocking moves that overlap computation (for comparison and "
+           "debugging)">
+  ];
+  let dependentDialects = [
+    "::mlir::tra::comm::CommDialect", "::mlir::tensor::TensorDialect",
+    "::mlir::arith::ArithDialect", "::mlir::DLTIDialect"
   ];
 }
 
 //===----------------------------------------------------------------------===//
-// Profiling
+// MPIToLLVM
 //===----------------------------------------------------------------------===//
 
-def InstrumentProfilePass
-    : Pass<"tra-instrument-profile", "::mlir::ModuleOp"> {
-  let summary = "Time every model-level op with runtime calls";
+def ConvertMPIToLLVM : Pass<"tra-convert-mpi-to-llvm", "::mlir::ModuleOp"> {
+  let summary = "lower the upstream mpi dialect to calls of the MPI library";
   let description = [{
-    Numbers every model-level `tra` operation of the module (0, 1, ...),
-    brackets it with calls to the runtime's `tra_exec_profile_begin` and
-    `tra_exec_profile_end` (runtime/exec ABI.h), and records what each number
-    is ("tra.einsum "sd,ed->se" at model.mlir:12:8") in the module
-    attribute `tra.profile_ops`, which becomes part of the program
-    descriptor. An executable run with `--profile` then prints the time spent
-    in each op. Ops that fusion later merges into another are accounted to
-    the op they were fused into.
-
-    ```mlir
-    %c = tra.einsum "ij,jk->ik" mul (%a, %b) : ...
-    ```
-
-    becomes
-
-    ```mlir
-    %id = arith.constant 0 : i64
-    func.call @tra_exec_profile_begin(%id) : (i64) -> ()
-    %c = tra.einsum "ij,jk->ik" mul (%a, %b) : ...
-    func.call @tra_exec_profile_end(%id) : (i64) -> ()
-    ```
+    Applies the upstream MPI-to-LLVM patterns (`mpi.comm_world`,
+    `mpi.send`, `mpi.recv`, `mpi.allreduce`, ...), which choose the MPI ABI
+    from the module's DLTI entry `"MPI:Implementation"` (Open MPI for tra).
+    Memref operands are bridged with unrealized casts that the memref
+    lowering later resolves.
   }];
-  let dependentDialects = ["::mlir::arith::ArithDialect",
-                           "::mlir::func::FuncDialect"];
-}
-
-//===----------------------------------------------------------------------===//
-// Fusion
-//===----------------------------------------------------------------------===//
-
-def FuseElementwisePass : Pass<"tra-fuse-elementwise"> {
-  let summary = "Fuse chains of elementwise linalg.generic ops into one";
-  let description = [{
-    Fuses a producer `linalg.generic` into its consumer `linalg.generic`
-    (upstream elementwise fusion) when that never recomputes work and never
-    hides a contraction from BLAS: the producer must be all-parallel, have
-    its consumer as its only user, and be read by the consumer through a
-    permutation (each producer element exactly once). Unlike
-    `linalg-fuse-elementwise-ops` it does not move reshapes across
-    operations, so `linalg.contract` ops keep their matrix shapes.
-
-    ```mlir
-    %e = linalg.generic {...} ins(%x, %m : ...) outs(...) {  // exp(x - m)
-    ...
-    %z = linalg.generic {..., "reduction"} ins(%e : ...) outs(%zero : ...)
-    ```
-
-    becomes one reduction generic computing `sum(exp(x - m))`.
-  }];
-  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
-}
-
-def EarlyDeallocPass : Pass<"tra-early-dealloc"> {
-  let summary = "Free each buffer right after its last use instead of at the end of its block";
-  let description = [{
-    The ownership-based buffer deallocation pipeline frees a buffer at the
-    end of the block that allocates it. In a straight-line model function
-    every intermediate then stays allocated until the function returns:
-    the peak memory is the sum of all intermediates, and no buffer can be
-    reused within one call (the runtime keeps freed blocks for reuse,
-    runtime/exec/Alloc.cpp).
-
-    This pass moves a `memref.dealloc %a` of a `memref.alloc` in the same
-    block to right after the last operation of that block that uses `%a`
-    or any buffer aliasing it (views, casts, subviews: every value
-    `BufferViewFlowAnalysis` reports as dependent). Buffers with an alias
-    that leaves the block (returned, yielded, stored, passed to a call, or
-    used by an op with unknown memory effects on it) are left where the
-    deallocation pipeline put them. Run it after the deallocation pipeline
-    and before anything turns buffers into raw pointers (`tra-linalg-to-blas`
-    passes pointers to its runtime calls).
-
-    ```mlir
-    %a = memref.alloc() : memref<4xf32>
-    linalg.fill ins(%c : f32) outs(%a : memref<4xf32>)
-    linalg.copy ins(%a : memref<4xf32>) outs(%out : memref<4xf32>)
-    ... unrelated work ...
-    memref.dealloc %a : memref<4xf32>
-    ```
-
-    becomes
-
-    ```mlir
-    %a = memref.alloc() : memref<4xf32>
-    linalg.fill ins(%c : f32) outs(%a : memref<4xf32>)
-    linalg.copy ins(%a : memref<4xf32>) outs(%out : memref<4xf32>)
-    memref.dealloc %a : memref<4xf32>
-    ... unrelated work ...
-    ```
-  }];
-  let dependentDialects = ["::mlir::memref::MemRefDialect"];
-}
-
-def PromoteAccumulatorsPass : Pass<"tra-promote-accumulators"> {
-  let summary = "Keep the output element of a reduction loop in a register";
-  let description = [{
-    `convert-linalg-to-loops` lowers a reduction to a loop that loads the
-    output element, combines it with the next input and stores it back on
-    every iteration. LLVM cannot move that load and store out of the loop
-    when it cannot prove that the output does not alias an input (pointers
-    into OpenMP outlined functions arrive through a struct), and the store
-    in the loop also stops its loop vectorizer.
-
-    In every innermost `scf.for` whose body has no regions and no memory
-    effects besides `memref.load`/`memref.store`, this pass finds each
-    `memref.store` at loop-invariant indices into a loop-invariant buffer
-    that the loop otherwise accesses only by loads of the same element
-    before the store (no other access to the same underlying buffer,
-    through views or not). That element is loaded once before the loop,
-    carried as an `iter_args` value and stored once after the loop.
-
-    When the accumulator's only use is an `arith.addf` or `arith.mulf`
-    whose result the loop yields, that combiner gets the `reassoc` fast-math
-    flag, so that LLVM may vectorize the reduction (sums of partial sums, in
-    another order than the serial loop, as every vectorized BLAS or PyTorch
-    reduction computes them). `arith.maximumf`/`arith.minimumf` reductions
-    vectorize without a flag.
-
-    ```mlir
-    scf.for %t = %c0 to %c256 step %c1 {
-      %x = memref.load %in[%s, %t] : memref<128x256xf32>
-      %acc = memref.load %out[%s] : memref<128xf32>
-      %sum = arith.addf %acc, %x : f32
-      memref.store %sum, %out[%s] : memref<128xf32>
-    }
-    ```
-
-    becomes
-
-    ```mlir
-    %init = memref.load %out[%s] : memref<128xf32>
-    %r = scf.for %t = %c0 to %c256 step %c1 iter_args(%acc = %init) -> (f32) {
-      %x = memref.load %in[%s, %t] : memref<128x256xf32>
-      %sum = arith.addf %acc, %x fastmath<reassoc> : f32
-      scf.yield %sum : f32
-    }
-    memref.store %r, %out[%s] : memref<128xf32>
-    ```
-  }];
-  let dependentDialects = ["::mlir::memref::MemRefDialect",
-                           "::mlir::scf::SCFDialect",
-                           "::mlir::arith::ArithDialect"];
-}
-
-def PrivatizeFillInitsPass : Pass<"tra-privatize-fill-inits"> {
-  let summary = "Give every linalg op its own copy of a shared linalg.fill init";
-  let description = [{
-    CSE merges the identical `linalg.fill` inits of different ops (every
-    matmul of an MLP starts from the same zero-filled tensor). One-shot
-    bufferization then cannot let the first op write into the fill's buffer
-    (later ops still read the fill), so it allocates a copy of the filled
-    buffer for each op: a fill plus a copy per op, and `tra-linalg-to-blas`
-    can no longer fold the zero fill into the BLAS call (beta = 0).
-
-    This pass clones a `linalg.fill` on tensors with several users right
-    before each linalg op that uses it as an init (`outs`) operand, so that
-    each op bufferizes in place into a buffer of its own. Fills used
-    otherwise (as an input, or by non-linalg ops) keep the shared fill.
-
-    ```mlir
-    %z = linalg.fill ins(%c0 : f32) outs(%e : tensor<4x4xf32>) -> tensor<4x4xf32>
-    %a = linalg.matmul ins(%x, %y : ...) outs(%z : tensor<4x4xf32>) -> ...
-    %b = linalg.matmul ins(%a, %y : ...) outs(%z : tensor<4x4xf32>) -> ...
-    ```
-
-    becomes
-
-    ```mlir
-    %z0 = linalg.fill ins(%c0 : f32) outs(%e : tensor<4x4xf32>) -> tensor<4x4xf32>
-    %a = linalg.matmul ins(%x, %y : ...) outs(%z0 : tensor<4x4xf32>) -> ...
-    %z1 = linalg.fill ins(%c0 : f32) outs(%e : tensor<4x4xf32>) -> tensor<4x4xf32>
-    %b = linalg.matmul ins(%a, %y : ...) outs(%z1 : tensor<4x4xf32>) -> ...
-    ```
-  }];
-  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
-}
-
-//===----------------------------------------------------------------------===//
-// Copies
-//===----------------------------------------------------------------------===//
-
-def ExpandStridedCopiesPass : Pass<"tra-expand-strided-copies"> {
-  let summary = "Turn copies between non-contiguous buffers into linalg.copy";
-  let description = [{
-    The LLVM lowering of `memref.copy` uses `memcpy` when both buffers are
-    contiguous, and otherwise calls `memrefCopy` from MLIR's C runner
-    utilities, a library compiled programs do not link. This pass rewrites
-    every other `memref.copy` into a `linalg.copy`, which becomes a loop nest
-    (and is then vectorized by LLVM).
-
-    ```mlir
-    memref.copy %a, %b : memref<4x8xf32, strided<[16, 1]>> to memref<4x8xf32>
-    ```
-
-    becomes
-
-    ```mlir
-    linalg.copy ins(%a : memref<4x8xf32, strided<[16, 1]>>)
-                outs(%b : memref<4x8xf32>)
-    ```
-  }];
-  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
-}
-
-//===----------------------------------------------------------------------===//
-// Threads
-//===----------------------------------------------------------------------===//
-
-def ParallelizeLoopsPass : Pass<"tra-parallelize-loops"> {
-  let summary = "Lower large linalg ops on buffers to scf.parallel loop nests";
-  let description = [{
-    Lowers every linalg op on buffers whose work (iterations times the
-    operations of one iteration) is at least `min-work` to a loop nest whose
-    outer parallel dimensions form one `scf.parallel` and whose remaining
-    dimensions are `scf.for` loops inside it. `convert-scf-to-openmp` then
-    makes the `scf.parallel` an OpenMP worksharing loop, so independent
-    iterations run on the threads of the device.
-
-    The distributed dimensions are the first dimension whose extent is not 1
-    (leading unit dimensions stay one-trip loops) and, while they have fewer
-    than 64 iterations, the parallel dimensions after it; never the innermost
-    dimension of an op with others, so that the innermost loop is the one
-    LLVM vectorizes. Each distributed dimension must index every output, so
-    that distinct iterations write distinct elements.
-
-    Left alone (for `convert-linalg-to-loops`, serial): ops with less work,
-    ops with dynamic shapes, ops whose first non-unit dimension is a
-    reduction, and ops already inside a parallel region (parallel regions
-    never nest).
-
-    ```mlir
-    linalg.generic {indexing_maps = [#id, #id],
-                    iterator_types = ["parallel", "parallel"]}
-        ins(%x : memref<256x2048xf32>) outs(%y : memref<256x2048xf32>) {...}
-    ```
-
-    becomes
-
-    ```mlir
-    scf.parallel (%i) = (%c0) to (%c256) step (%c1) {
-      scf.for %j = %c0 to %c2048 step %c1 {
-        %v = memref.load %x[%i, %j] : memref<256x2048xf32>
-        ...
-        memref.store %r, %y[%i, %j] : memref<256x2048xf32>
-      }
-    }
-    ```
-  }];
-  let dependentDialects = ["::mlir::scf::SCFDialect",
-                           "::mlir::memref::MemRefDialect",
-                           "::mlir::arith::ArithDialect"];
-  let options = [
-    Option<"minWork", "min-work", "int64_t", /*default=*/"32768",
-           "Parallelize ops whose iterations times body operations are at "
-           "least this">,
-  ];
-}
-
-//===----------------------------------------------------------------------===//
-// Math functions
-//===----------------------------------------------------------------------===//
-
-def ExpandArithPass : Pass<"tra-expand-arith"> {
-  let summary = "Expand the arith ops that the LLVM conversion cannot lower, and only those";
-  let description = [{
-    Rewrites `arith.ceildivsi`, `arith.ceildivui`, `arith.floordivsi` into
-    integer arithmetic, and bf16 `arith.extf`/`arith.truncf` (and bf16
-    arithmetic, through f32) into integer bit manipulation, so that
-    `convert-arith-to-llvm` can lower every arith op the pipeline produces.
-
-    Unlike upstream `arith-expand`, it keeps `arith.maximumf`,
-    `arith.minimumf`, `arith.maxnumf` and `arith.minnumf`: they become
-    `llvm.maximum` etc., which LLVM's loop vectorizer recognizes as
-    reductions. Expanded into compares and selects, a max reduction (a
-    softmax's row maximum) stays a scalar loop.
-
-    ```mlir
-    %q = arith.ceildivsi %a, %b : i64
-    %m = arith.maximumf %x, %y : f32
-    ```
-
-    becomes integer code for the division (compares, a division and a
-    select) and leaves the `arith.maximumf` as it is.
-  }];
-  let dependentDialects = ["::mlir::arith::ArithDialect"];
-}
-
-def ApproximateMathPass : Pass<"tra-approximate-math"> {
-  let summary = "Rewrite f32 math functions into vectorizable arithmetic";
-  let description = [{
-    Replaces the `math` ops named by `ops` (default: `exp`) on f32 by MLIR's
-    polynomial approximations (`populateMathPolynomialApproximationPatterns`):
-    range reduction, a polynomial and exponent bit manipulation in `arith`.
-    LLVM's loop vectorizer turns a loop calling `llvm.exp.f32` into one
-    calling `llvm.exp.v16f32`, which the x86 back end scalarizes into one
-    libm `expf` call per lane; the approximation vectorizes with the rest of
-    the loop body instead (a softmax's or SiLU's map several times faster).
-
-    ```mlir
-    %e = math.exp %x : f32
-    ```
-
-    becomes a sequence of `arith` (and `math.fma`) ops with the same result
-    to within a few ulp.
-  }];
-  let dependentDialects = ["::mlir::arith::ArithDialect",
-                           "::mlir::math::MathDialect",
-                           "::mlir::vector::VectorDialect"];
-  let options = [
-    ListOption<"ops", "ops", "std::string",
-               "math ops to approximate, by name (exp, expm1, tanh, log, "
-               "log1p, log2, erf, ...; default: exp)">,
-  ];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
 }
 
 #endif // TRA_CONVERSION_PASSES_TD

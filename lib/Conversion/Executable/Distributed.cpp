@@ -8,9 +8,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "tra/Conversion/Distribute/Distribute.h"
+#include "tra/Conversion/PlanToComm/PlanToComm.h"
 #include "tra/Conversion/Executable/Executable.h"
-#include "tra/Conversion/Pipeline/Pipeline.h"
+#include "tra/Pipeline/Pipeline.h"
 #include "tra/Dialect/Comm/IR/Comm.h"
 #include "tra/Dialect/Plan/IR/PlanDialect.h"
 

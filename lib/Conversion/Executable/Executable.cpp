@@ -2,7 +2,7 @@
 
 #include "tra/Conversion/Executable/Executable.h"
 
-#include "tra/Conversion/Pipeline/Pipeline.h"
+#include "tra/Pipeline/Pipeline.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/SymbolTable.h"

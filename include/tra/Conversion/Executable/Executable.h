@@ -13,7 +13,7 @@
 #ifndef TRA_CONVERSION_EXECUTABLE_EXECUTABLE_H
 #define TRA_CONVERSION_EXECUTABLE_EXECUTABLE_H
 
-#include "tra/Conversion/Pipeline/Pipeline.h"
+#include "tra/Pipeline/Pipeline.h"
 #include "tra/Exec/Library.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"

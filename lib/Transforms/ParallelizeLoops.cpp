@@ -14,7 +14,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "tra/Conversion/Passes.h"
+#include "tra/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -26,7 +26,7 @@
 namespace mlir {
 namespace tra {
 #define GEN_PASS_DEF_PARALLELIZELOOPSPASS
-#include "tra/Conversion/Passes.h.inc"
+#include "tra/Transforms/Passes.h.inc"
 } // namespace tra
 } // namespace mlir
 

@@ -1,29 +1,22 @@
-//===- Distribute.h - Distributed code generation ---------------*- C++ -*-===//
+//===- PlanToComm.h - Planned programs to per-rank programs -----*- C++ -*-===//
 //
 // From a planned program (tra_plan) to one program per MPI rank: the
-// tra-localize pass (per-rank functions with tra_comm moves) and the
-// lowering of the mpi dialect (see Passes.td).
+// tra-localize pass (tra/Conversion/Passes.td) writes per-rank functions
+// whose tile moves are tra_comm ops; this header names what it produces.
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef TRA_CONVERSION_DISTRIBUTE_DISTRIBUTE_H
-#define TRA_CONVERSION_DISTRIBUTE_DISTRIBUTE_H
+#ifndef TRA_CONVERSION_PLANTOCOMM_PLANTOCOMM_H
+#define TRA_CONVERSION_PLANTOCOMM_PLANTOCOMM_H
 
-#include "mlir/Pass/Pass.h"
+#include "tra/Conversion/Passes.h"
 
-#include <memory>
 #include <string>
 
 namespace mlir {
 class DialectRegistry;
 class ModuleOp;
 namespace tra {
-
-#define GEN_PASS_DECL
-#include "tra/Conversion/Distribute/Passes.h.inc"
-
-#define GEN_PASS_REGISTRATION
-#include "tra/Conversion/Distribute/Passes.h.inc"
 
 /// Name of rank `rank`'s function for planned function `name`.
 std::string getRankFunctionName(llvm::StringRef name, int64_t rank);
@@ -39,4 +32,4 @@ void registerDistributeDialects(DialectRegistry &registry);
 } // namespace tra
 } // namespace mlir
 
-#endif // TRA_CONVERSION_DISTRIBUTE_DISTRIBUTE_H
+#endif // TRA_CONVERSION_PLANTOCOMM_PLANTOCOMM_H

@@ -50,7 +50,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "tra/Conversion/Distribute/Distribute.h"
+#include "tra/Conversion/PlanToComm/PlanToComm.h"
 #include "tra/Dialect/Comm/IR/Comm.h"
 #include "tra/Dialect/TRA/IR/TRAOps.h"
 #include "tra/Dialect/Plan/IR/Distribution.h"
@@ -70,7 +70,7 @@
 namespace mlir {
 namespace tra {
 #define GEN_PASS_DEF_LOCALIZE
-#include "tra/Conversion/Distribute/Passes.h.inc"
+#include "tra/Conversion/Passes.h.inc"
 } // namespace tra
 } // namespace mlir
 

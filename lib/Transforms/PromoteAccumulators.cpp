@@ -16,7 +16,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "tra/Conversion/Passes.h"
+#include "tra/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -28,7 +28,7 @@
 namespace mlir {
 namespace tra {
 #define GEN_PASS_DEF_PROMOTEACCUMULATORSPASS
-#include "tra/Conversion/Passes.h.inc"
+#include "tra/Transforms/Passes.h.inc"
 } // namespace tra
 } // namespace mlir
 

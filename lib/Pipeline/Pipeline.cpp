@@ -1,8 +1,9 @@
 //===- Pipeline.cpp - From model-level tra to the LLVM dialect ------------===//
 
-#include "tra/Conversion/Pipeline/Pipeline.h"
+#include "tra/Pipeline/Pipeline.h"
 
 #include "tra/Conversion/Passes.h"
+#include "tra/Transforms/Passes.h"
 #include "tra/Dialect/TRA/IR/TRADialect.h"
 
 #include "mlir/Conversion/Passes.h"

@@ -6,7 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "tra/Conversion/Passes.h"
+#include "tra/Transforms/Passes.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -15,7 +15,7 @@
 namespace mlir {
 namespace tra {
 #define GEN_PASS_DEF_EXPANDSTRIDEDCOPIESPASS
-#include "tra/Conversion/Passes.h.inc"
+#include "tra/Transforms/Passes.h.inc"
 } // namespace tra
 } // namespace mlir
 

@@ -7,8 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef TRA_CONVERSION_PIPELINE_PIPELINE_H
-#define TRA_CONVERSION_PIPELINE_PIPELINE_H
+#ifndef TRA_PIPELINE_PIPELINE_H
+#define TRA_PIPELINE_PIPELINE_H
 
 #include "mlir/Pass/PassOptions.h"
 
@@ -112,4 +112,4 @@ void registerTRACodegenDialects(DialectRegistry &registry);
 } // namespace tra
 } // namespace mlir
 
-#endif // TRA_CONVERSION_PIPELINE_PIPELINE_H
+#endif // TRA_PIPELINE_PIPELINE_H

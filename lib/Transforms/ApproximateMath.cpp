@@ -9,7 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "tra/Conversion/Passes.h"
+#include "tra/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -20,7 +20,7 @@
 namespace mlir {
 namespace tra {
 #define GEN_PASS_DEF_APPROXIMATEMATHPASS
-#include "tra/Conversion/Passes.h.inc"
+#include "tra/Transforms/Passes.h.inc"
 } // namespace tra
 } // namespace mlir
 

@@ -1,6 +1,6 @@
 //===- MPIToLLVM.cpp - The mpi dialect to LLVM calls ----------------------===//
 
-#include "tra/Conversion/Distribute/Distribute.h"
+#include "tra/Conversion/Passes.h"
 #include "tra/Dialect/Comm/IR/Comm.h"
 
 #include "mlir/Conversion/LLVMCommon/ConversionTarget.h"
@@ -15,7 +15,7 @@
 namespace mlir {
 namespace tra {
 #define GEN_PASS_DEF_CONVERTMPITOLLVM
-#include "tra/Conversion/Distribute/Passes.h.inc"
+#include "tra/Conversion/Passes.h.inc"
 } // namespace tra
 } // namespace mlir
 

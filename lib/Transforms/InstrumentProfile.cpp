@@ -5,7 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "tra/Conversion/Passes.h"
+#include "tra/Transforms/Passes.h"
 
 #include "tra/Dialect/TRA/IR/TRADialect.h"
 #include "tra/Dialect/TRA/IR/TRAOps.h"
@@ -19,7 +19,7 @@
 namespace mlir {
 namespace tra {
 #define GEN_PASS_DEF_INSTRUMENTPROFILEPASS
-#include "tra/Conversion/Passes.h.inc"
+#include "tra/Transforms/Passes.h.inc"
 } // namespace tra
 } // namespace mlir
 

@@ -9,7 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "tra/Conversion/Passes.h"
+#include "tra/Transforms/Passes.h"
 
 #include "mlir/Dialect/Bufferization/Transforms/BufferViewFlowAnalysis.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -19,7 +19,7 @@
 namespace mlir {
 namespace tra {
 #define GEN_PASS_DEF_EARLYDEALLOCPASS
-#include "tra/Conversion/Passes.h.inc"
+#include "tra/Transforms/Passes.h.inc"
 } // namespace tra
 } // namespace mlir
 

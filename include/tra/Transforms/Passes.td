@@ -1,0 +1,373 @@
+//===- Passes.td - tra transforms ---------------------------*- tablegen -*-===//
+//
+// Passes that transform IR within its dialects on the way to LLVM: entry
+// checks, profiling instrumentation, fusion of elementwise ops, buffer
+// deallocation and accumulator promotion, loop parallelization and the
+// expansion of arith and math ops. The `tra-lower-to-llvm` pipeline
+// (tra/Pipeline/Pipeline.h, docs/Lowering.md) sets their order.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TRA_TRANSFORMS_PASSES_TD
+#define TRA_TRANSFORMS_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+//===----------------------------------------------------------------------===//
+// Entry functions
+//===----------------------------------------------------------------------===//
+
+def PrepareEntryPass : Pass<"tra-prepare-entry", "::mlir::ModuleOp"> {
+  let summary = "Mark the entry function for the C interface and check it";
+  let description = [{
+    Chooses the entry function (the `entry` option; otherwise `@main`, or
+    the only public function with a body; with neither, every public
+    function with a body), checks that its arguments and results are tensors
+    of static shape and of an element type the executable runtime reads and
+    writes (f32, f16, bf16, i64, i32, i1), marks it `llvm.emit_c_interface`,
+    and marks its arguments `bufferization.writable = false` so that
+    bufferization never writes into caller buffers (which the runtime may
+    map read-only from files).
+
+    ```mlir
+    func.func @main(%x: tensor<4xf32> {tra.name = "x"}) -> tensor<4xf32>
+    ```
+
+    becomes
+
+    ```mlir
+    func.func @main(%x: tensor<4xf32> {bufferization.writable = false,
+                                       tra.name = "x"}) -> tensor<4xf32>
+        attributes {llvm.emit_c_interface}
+    ```
+  }];
+  let options = [
+    Option<"entry", "entry", "std::string", /*default=*/"\"\"",
+           "Name of the entry function">,
+  ];
+}
+
+//===----------------------------------------------------------------------===//
+// Profiling
+//===----------------------------------------------------------------------===//
+
+def InstrumentProfilePass
+    : Pass<"tra-instrument-profile", "::mlir::ModuleOp"> {
+  let summary = "Time every model-level op with runtime calls";
+  let description = [{
+    Numbers every model-level `tra` operation of the module (0, 1, ...),
+    brackets it with calls to the runtime's `tra_exec_profile_begin` and
+    `tra_exec_profile_end` (runtime/exec ABI.h), and records what each number
+    is ("tra.einsum "sd,ed->se" at model.mlir:12:8") in the module
+    attribute `tra.profile_ops`, which becomes part of the program
+    descriptor. An executable run with `--profile` then prints the time spent
+    in each op. Ops that fusion later merges into another are accounted to
+    the op they were fused into.
+
+    ```mlir
+    %c = tra.einsum "ij,jk->ik" mul (%a, %b) : ...
+    ```
+
+    becomes
+
+    ```mlir
+    %id = arith.constant 0 : i64
+    func.call @tra_exec_profile_begin(%id) : (i64) -> ()
+    %c = tra.einsum "ij,jk->ik" mul (%a, %b) : ...
+    func.call @tra_exec_profile_end(%id) : (i64) -> ()
+    ```
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::func::FuncDialect"];
+}
+
+//===----------------------------------------------------------------------===//
+// Fusion
+//===----------------------------------------------------------------------===//
+
+def FuseElementwisePass : Pass<"tra-fuse-elementwise"> {
+  let summary = "Fuse chains of elementwise linalg.generic ops into one";
+  let description = [{
+    Fuses a producer `linalg.generic` into its consumer `linalg.generic`
+    (upstream elementwise fusion) when that never recomputes work and never
+    hides a contraction from BLAS: the producer must be all-parallel, have
+    its consumer as its only user, and be read by the consumer through a
+    permutation (each producer element exactly once). Unlike
+    `linalg-fuse-elementwise-ops` it does not move reshapes across
+    operations, so `linalg.contract` ops keep their matrix shapes.
+
+    ```mlir
+    %e = linalg.generic {...} ins(%x, %m : ...) outs(...) {  // exp(x - m)
+    ...
+    %z = linalg.generic {..., "reduction"} ins(%e : ...) outs(%zero : ...)
+    ```
+
+    becomes one reduction generic computing `sum(exp(x - m))`.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+}
+
+def EarlyDeallocPass : Pass<"tra-early-dealloc"> {
+  let summary = "Free each buffer right after its last use instead of at the end of its block";
+  let description = [{
+    The ownership-based buffer deallocation pipeline frees a buffer at the
+    end of the block that allocates it. In a straight-line model function
+    every intermediate then stays allocated until the function returns:
+    the peak memory is the sum of all intermediates, and no buffer can be
+    reused within one call (the runtime keeps freed blocks for reuse,
+    runtime/exec/Alloc.cpp).
+
+    This pass moves a `memref.dealloc %a` of a `memref.alloc` in the same
+    block to right after the last operation of that block that uses `%a`
+    or any buffer aliasing it (views, casts, subviews: every value
+    `BufferViewFlowAnalysis` reports as dependent). Buffers with an alias
+    that leaves the block (returned, yielded, stored, passed to a call, or
+    used by an op with unknown memory effects on it) are left where the
+    deallocation pipeline put them. Run it after the deallocation pipeline
+    and before anything turns buffers into raw pointers (`tra-linalg-to-blas`
+    passes pointers to its runtime calls).
+
+    ```mlir
+    %a = memref.alloc() : memref<4xf32>
+    linalg.fill ins(%c : f32) outs(%a : memref<4xf32>)
+    linalg.copy ins(%a : memref<4xf32>) outs(%out : memref<4xf32>)
+    ... unrelated work ...
+    memref.dealloc %a : memref<4xf32>
+    ```
+
+    becomes
+
+    ```mlir
+    %a = memref.alloc() : memref<4xf32>
+    linalg.fill ins(%c : f32) outs(%a : memref<4xf32>)
+    linalg.copy ins(%a : memref<4xf32>) outs(%out : memref<4xf32>)
+    memref.dealloc %a : memref<4xf32>
+    ... unrelated work ...
+    ```
+  }];
+  let dependentDialects = ["::mlir::memref::MemRefDialect"];
+}
+
+def PromoteAccumulatorsPass : Pass<"tra-promote-accumulators"> {
+  let summary = "Keep the output element of a reduction loop in a register";
+  let description = [{
+    `convert-linalg-to-loops` lowers a reduction to a loop that loads the
+    output element, combines it with the next input and stores it back on
+    every iteration. LLVM cannot move that load and store out of the loop
+    when it cannot prove that the output does not alias an input (pointers
+    into OpenMP outlined functions arrive through a struct), and the store
+    in the loop also stops its loop vectorizer.
+
+    In every innermost `scf.for` whose body has no regions and no memory
+    effects besides `memref.load`/`memref.store`, this pass finds each
+    `memref.store` at loop-invariant indices into a loop-invariant buffer
+    that the loop otherwise accesses only by loads of the same element
+    before the store (no other access to the same underlying buffer,
+    through views or not). That element is loaded once before the loop,
+    carried as an `iter_args` value and stored once after the loop.
+
+    When the accumulator's only use is an `arith.addf` or `arith.mulf`
+    whose result the loop yields, that combiner gets the `reassoc` fast-math
+    flag, so that LLVM may vectorize the reduction (sums of partial sums, in
+    another order than the serial loop, as every vectorized BLAS or PyTorch
+    reduction computes them). `arith.maximumf`/`arith.minimumf` reductions
+    vectorize without a flag.
+
+    ```mlir
+    scf.for %t = %c0 to %c256 step %c1 {
+      %x = memref.load %in[%s, %t] : memref<128x256xf32>
+      %acc = memref.load %out[%s] : memref<128xf32>
+      %sum = arith.addf %acc, %x : f32
+      memref.store %sum, %out[%s] : memref<128xf32>
+    }
+    ```
+
+    becomes
+
+    ```mlir
+    %init = memref.load %out[%s] : memref<128xf32>
+    %r = scf.for %t = %c0 to %c256 step %c1 iter_args(%acc = %init) -> (f32) {
+      %x = memref.load %in[%s, %t] : memref<128x256xf32>
+      %sum = arith.addf %acc, %x fastmath<reassoc> : f32
+      scf.yield %sum : f32
+    }
+    memref.store %r, %out[%s] : memref<128xf32>
+    ```
+  }];
+  let dependentDialects = ["::mlir::memref::MemRefDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
+def PrivatizeFillInitsPass : Pass<"tra-privatize-fill-inits"> {
+  let summary = "Give every linalg op its own copy of a shared linalg.fill init";
+  let description = [{
+    CSE merges the identical `linalg.fill` inits of different ops (every
+    matmul of an MLP starts from the same zero-filled tensor). One-shot
+    bufferization then cannot let the first op write into the fill's buffer
+    (later ops still read the fill), so it allocates a copy of the filled
+    buffer for each op: a fill plus a copy per op, and `tra-linalg-to-blas`
+    can no longer fold the zero fill into the BLAS call (beta = 0).
+
+    This pass clones a `linalg.fill` on tensors with several users right
+    before each linalg op that uses it as an init (`outs`) operand, so that
+    each op bufferizes in place into a buffer of its own. Fills used
+    otherwise (as an input, or by non-linalg ops) keep the shared fill.
+
+    ```mlir
+    %z = linalg.fill ins(%c0 : f32) outs(%e : tensor<4x4xf32>) -> tensor<4x4xf32>
+    %a = linalg.matmul ins(%x, %y : ...) outs(%z : tensor<4x4xf32>) -> ...
+    %b = linalg.matmul ins(%a, %y : ...) outs(%z : tensor<4x4xf32>) -> ...
+    ```
+
+    becomes
+
+    ```mlir
+    %z0 = linalg.fill ins(%c0 : f32) outs(%e : tensor<4x4xf32>) -> tensor<4x4xf32>
+    %a = linalg.matmul ins(%x, %y : ...) outs(%z0 : tensor<4x4xf32>) -> ...
+    %z1 = linalg.fill ins(%c0 : f32) outs(%e : tensor<4x4xf32>) -> tensor<4x4xf32>
+    %b = linalg.matmul ins(%a, %y : ...) outs(%z1 : tensor<4x4xf32>) -> ...
+    ```
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+}
+
+//===----------------------------------------------------------------------===//
+// Copies
+//===----------------------------------------------------------------------===//
+
+def ExpandStridedCopiesPass : Pass<"tra-expand-strided-copies"> {
+  let summary = "Turn copies between non-contiguous buffers into linalg.copy";
+  let description = [{
+    The LLVM lowering of `memref.copy` uses `memcpy` when both buffers are
+    contiguous, and otherwise calls `memrefCopy` from MLIR's C runner
+    utilities, a library compiled programs do not link. This pass rewrites
+    every other `memref.copy` into a `linalg.copy`, which becomes a loop nest
+    (and is then vectorized by LLVM).
+
+    ```mlir
+    memref.copy %a, %b : memref<4x8xf32, strided<[16, 1]>> to memref<4x8xf32>
+    ```
+
+    becomes
+
+    ```mlir
+    linalg.copy ins(%a : memref<4x8xf32, strided<[16, 1]>>)
+                outs(%b : memref<4x8xf32>)
+    ```
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+}
+
+//===----------------------------------------------------------------------===//
+// Threads
+//===----------------------------------------------------------------------===//
+
+def ParallelizeLoopsPass : Pass<"tra-parallelize-loops"> {
+  let summary = "Lower large linalg ops on buffers to scf.parallel loop nests";
+  let description = [{
+    Lowers every linalg op on buffers whose work (iterations times the
+    operations of one iteration) is at least `min-work` to a loop nest whose
+    outer parallel dimensions form one `scf.parallel` and whose remaining
+    dimensions are `scf.for` loops inside it. `convert-scf-to-openmp` then
+    makes the `scf.parallel` an OpenMP worksharing loop, so independent
+    iterations run on the threads of the device.
+
+    The distributed dimensions are the first dimension whose extent is not 1
+    (leading unit dimensions stay one-trip loops) and, while they have fewer
+    than 64 iterations, the parallel dimensions after it; never the innermost
+    dimension of an op with others, so that the innermost loop is the one
+    LLVM vectorizes. Each distributed dimension must index every output, so
+    that distinct iterations write distinct elements.
+
+    Left alone (for `convert-linalg-to-loops`, serial): ops with less work,
+    ops with dynamic shapes, ops whose first non-unit dimension is a
+    reduction, and ops already inside a parallel region (parallel regions
+    never nest).
+
+    ```mlir
+    linalg.generic {indexing_maps = [#id, #id],
+                    iterator_types = ["parallel", "parallel"]}
+        ins(%x : memref<256x2048xf32>) outs(%y : memref<256x2048xf32>) {...}
+    ```
+
+    becomes
+
+    ```mlir
+    scf.parallel (%i) = (%c0) to (%c256) step (%c1) {
+      scf.for %j = %c0 to %c2048 step %c1 {
+        %v = memref.load %x[%i, %j] : memref<256x2048xf32>
+        ...
+        memref.store %r, %y[%i, %j] : memref<256x2048xf32>
+      }
+    }
+    ```
+  }];
+  let dependentDialects = ["::mlir::scf::SCFDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::arith::ArithDialect"];
+  let options = [
+    Option<"minWork", "min-work", "int64_t", /*default=*/"32768",
+           "Parallelize ops whose iterations times body operations are at "
+           "least this">,
+  ];
+}
+
+//===----------------------------------------------------------------------===//
+// Math functions
+//===----------------------------------------------------------------------===//
+
+def ExpandArithPass : Pass<"tra-expand-arith"> {
+  let summary = "Expand the arith ops that the LLVM conversion cannot lower, and only those";
+  let description = [{
+    Rewrites `arith.ceildivsi`, `arith.ceildivui`, `arith.floordivsi` into
+    integer arithmetic, and bf16 `arith.extf`/`arith.truncf` (and bf16
+    arithmetic, through f32) into integer bit manipulation, so that
+    `convert-arith-to-llvm` can lower every arith op the pipeline produces.
+
+    Unlike upstream `arith-expand`, it keeps `arith.maximumf`,
+    `arith.minimumf`, `arith.maxnumf` and `arith.minnumf`: they become
+    `llvm.maximum` etc., which LLVM's loop vectorizer recognizes as
+    reductions. Expanded into compares and selects, a max reduction (a
+    softmax's row maximum) stays a scalar loop.
+
+    ```mlir
+    %q = arith.ceildivsi %a, %b : i64
+    %m = arith.maximumf %x, %y : f32
+    ```
+
+    becomes integer code for the division (compares, a division and a
+    select) and leaves the `arith.maximumf` as it is.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
+}
+
+def ApproximateMathPass : Pass<"tra-approximate-math"> {
+  let summary = "Rewrite f32 math functions into vectorizable arithmetic";
+  let description = [{
+    Replaces the `math` ops named by `ops` (default: `exp`) on f32 by MLIR's
+    polynomial approximations (`populateMathPolynomialApproximationPatterns`):
+    range reduction, a polynomial and exponent bit manipulation in `arith`.
+    LLVM's loop vectorizer turns a loop calling `llvm.exp.f32` into one
+    calling `llvm.exp.v16f32`, which the x86 back end scalarizes into one
+    libm `expf` call per lane; the approximation vectorizes with the rest of
+    the loop body instead (a softmax's or SiLU's map several times faster).
+
+    ```mlir
+    %e = math.exp %x : f32
+    ```
+
+    becomes a sequence of `arith` (and `math.fma`) ops with the same result
+    to within a few ulp.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::math::MathDialect",
+                           "::mlir::vector::VectorDialect"];
+  let options = [
+    ListOption<"ops", "ops", "std::string",
+               "math ops to approximate, by name (exp, expm1, tanh, log, "
+               "log1p, log2, erf, ...; default: exp)">,
+  ];
+}
+
+#endif // TRA_TRANSFORMS_PASSES_TD
