@@ -17,7 +17,8 @@
 #include "CompileBindings.h"
 #include "Diagnostics.h"
 
-#include "tra/Conversion/Executable/Executable.h"
+#include "tra/Target/Distributed.h"
+#include "tra/Target/LibraryCache.h"
 #include "tra/Dialect/TRA/IR/TRADialect.h"
 #include "tra/Hardware/Hardware.h"
 #include "tra/Optimizer/CostModel.h"

@@ -27,8 +27,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "tra/Conversion/Executable/Executable.h"
 #include "tra/Pipeline/Pipeline.h"
+#include "tra/Target/Codegen.h"
+#include "tra/Target/Distributed.h"
 #include "tra/Dialect/TRA/IR/TRADialect.h"
 #include "tra/Hardware/Hardware.h"
 #include "tra/Optimizer/Pipeline.h"

@@ -23,6 +23,7 @@
 #include "mlir/Parser/Parser.h"
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/Error.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/WithColor.h"
@@ -94,28 +95,31 @@ static bool splitNameFile(llvm::StringRef spec, std::string &name,
   return true;
 }
 
-static func::FuncOp findEntry(ModuleOp module, std::string &error) {
+/// The function to evaluate: --entry, else @main, else the only public
+/// function with a body.
+static llvm::Expected<func::FuncOp> findEntry(ModuleOp module) {
   if (!entryName.empty()) {
     auto f = module.lookupSymbol<func::FuncOp>(entryName);
     if (!f || f.isExternal())
-      error = "no function @" + entryName + " with a body in " + inputFile;
+      return llvm::createStringError("no function @" + entryName +
+                                     " with a body in " + inputFile);
     return f;
   }
-  if (auto main = module.lookupSymbol<func::FuncOp>("main"))
+  if (auto main = module.lookupSymbol<func::FuncOp>("main");
+      main && !main.isExternal())
     return main;
   func::FuncOp only;
   for (auto f : module.getOps<func::FuncOp>()) {
     if (f.isExternal() || f.isPrivate())
       continue;
-    if (only) {
-      error = "several public functions in " + inputFile +
-              "; choose one with --entry";
-      return nullptr;
-    }
+    if (only)
+      return llvm::createStringError("several public functions in " +
+                                     inputFile + "; choose one with --entry");
     only = f;
   }
   if (!only)
-    error = "no public function with a body in " + inputFile;
+    return llvm::createStringError("no public function with a body in " +
+                                   inputFile);
   return only;
 }
 
@@ -143,10 +147,10 @@ int main(int argc, char **argv) {
   if (failed(verify(*module)))
     return fail(inputFile + ": the model does not verify");
 
-  std::string error;
-  func::FuncOp entry = findEntry(*module, error);
-  if (!entry)
-    return fail(error);
+  llvm::Expected<func::FuncOp> found = findEntry(*module);
+  if (!found)
+    return fail(llvm::toString(found.takeError()));
+  func::FuncOp entry = *found;
 
   // Map argument names to positions.
   std::map<std::string, unsigned> argIndex;

@@ -14,7 +14,7 @@
 
 #include "Distributed.h"
 
-#include "tra/Conversion/Executable/Executable.h"
+#include "tra/Target/LibraryCache.h"
 #include "tra/Engine/MpiJob.h"
 #include "tra/Frontend/LlamaPrograms.h"
 

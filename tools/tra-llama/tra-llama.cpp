@@ -31,7 +31,7 @@
 #include "Distributed.h"
 #include "Options.h"
 #include "Reshard.h"
-#include "tra/Conversion/Executable/Executable.h"
+#include "tra/Target/LibraryCache.h"
 #include "tra/Dialect/TRA/IR/TRAOps.h"
 #include "tra/Engine/Checkpoint.h"
 #include "tra/Engine/Generate.h"

@@ -12,7 +12,7 @@
 #ifndef TRA_FRONTEND_LLAMAPROGRAMS_H
 #define TRA_FRONTEND_LLAMAPROGRAMS_H
 
-#include "tra/Conversion/Executable/Executable.h"
+#include "tra/Target/LibraryCache.h"
 #include "tra/Hardware/Hardware.h"
 #include "tra/Runtime/Llama.h"
 

@@ -1,50 +1,26 @@
-//===- Distributed.cpp - Executables that run as MPI jobs -----------------===//
-//
-// A planned module (tra_plan) becomes one program per rank (tra-localize),
-// lowered like a one-device program except that the tile moves bufferize
-// to the mpi dialect and the tra MPI runtime; the descriptor lists every
-// rank's program and the tiles it reads and writes; the executable links
-// the MPI driver (runtime/mpi/MainMPI.cpp).
-//
-//===----------------------------------------------------------------------===//
+//===- Distributed.cpp - Programs that run as one MPI job -------------------===//
+
+#include "tra/Target/Distributed.h"
 
 #include "tra/Conversion/PlanToComm/PlanToComm.h"
-#include "tra/Conversion/Executable/Executable.h"
-#include "tra/Pipeline/Pipeline.h"
 #include "tra/Dialect/Comm/IR/Comm.h"
 #include "tra/Dialect/Plan/IR/PlanDialect.h"
-
-#include "DistributedConfig.inc"
+#include "tra/Pipeline/Pipeline.h"
+#include "tra/Target/Codegen.h"
+#include "tra/Target/LLVMIR.h"
+#include "tra/Target/Link.h"
+#include "tra/Target/ObjectFile.h"
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Pass/PassManager.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
-#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Support/xxhash.h"
-#include "llvm/Target/TargetMachine.h"
 
 using namespace mlir;
 using namespace mlir::tra;
-
-/// Splits a ';'-separated CMake list.
-static SmallVector<std::string> splitCMakeList(StringRef list) {
-  SmallVector<StringRef> parts;
-  list.split(parts, ';', /*MaxSplit=*/-1, /*KeepEmpty=*/false);
-  return llvm::map_to_vector(parts, [](StringRef s) { return s.str(); });
-}
-
-LinkOptions mlir::tra::getDistributedLinkOptions() {
-  LinkOptions options = getDefaultLinkOptions();
-  options.runtimeLibraries =
-      locateRuntimeLibraries(TRA_EXEC_MPI_RUNTIME_LIBRARIES);
-  SmallVector<std::string> system = splitCMakeList(TRA_EXEC_MPI_LIBRARIES);
-  system.append(options.systemLibraries.begin(), options.systemLibraries.end());
-  options.systemLibraries = std::move(system);
-  return options;
-}
 
 /// Reads the tile attributes of argument/result `i` of a rank function.
 static FailureOr<RankTile> getRankTile(func::FuncOp func, DictionaryAttr attrs,
@@ -200,13 +176,7 @@ mlir::tra::compileDistributedToObject(ModuleOp module, StringRef output,
       module, *signature, context, options.numThreads);
   if (!llvmModule)
     return failure();
-  auto machine = createTargetMachine(options);
-  if (!machine)
-    return module.emitError(llvm::toString(machine.takeError()));
-  optimizeLLVMModule(*llvmModule, **machine, options.optLevel);
-  if (llvm::Error error = emitObjectFile(*llvmModule, **machine, output))
-    return module.emitError(llvm::toString(std::move(error)));
-  return success();
+  return compileLLVMModuleToObject(module, *llvmModule, options, output);
 }
 
 /// Compiles a planned `module` and links it into the executable or, with

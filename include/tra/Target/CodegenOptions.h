@@ -1,0 +1,56 @@
+//===- CodegenOptions.h - How a module is compiled to native code -*- C++ -*-===//
+//
+// The switches of code generation that every emission path shares: the
+// entry, the target CPU, LLVM's optimization level and the options of the
+// lowering pipeline (tra/Pipeline/Pipeline.h).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TRA_TARGET_CODEGENOPTIONS_H
+#define TRA_TARGET_CODEGENOPTIONS_H
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace mlir {
+namespace tra {
+
+struct TRAToLLVMPipelineOptions;
+
+/// How to compile a module to native code.
+struct CodegenOptions {
+  /// Entry function (see `findEntryFunction`).
+  std::string entry;
+  /// LLVM optimization level, 0 to 3.
+  unsigned optLevel = 3;
+  /// Target CPU and features; empty means the host's.
+  std::string cpu;
+  std::string features;
+  /// Pipeline switches (see TRAToLLVMPipelineOptions).
+  bool blas = true;
+  int64_t blasMinFlops = 0;
+  bool boundsChecks = true;
+  bool fuseElementwise = true;
+  /// Time every model-level op for the executable's --profile.
+  bool profile = true;
+  /// Distributed programs: blocking tile moves in program order instead of
+  /// non-blocking moves that overlap computation (tra-localize's
+  /// blocking-moves; for comparison and debugging).
+  bool blockingMoves = false;
+  /// Threads the hardware description gives the device (the executable's
+  /// default for --threads); 0 lets the executable use all cores.
+  int64_t numThreads = 0;
+  /// The pipeline's parallel-min-work, if not its default.
+  std::optional<int64_t> parallelMinWork;
+};
+
+/// Sets the switches of `pipeline` that `options` carries (BLAS, bounds
+/// checks, fusion, profiling, thread threshold); the caller sets the entry.
+void setPipelineOptions(TRAToLLVMPipelineOptions &pipeline,
+                        const CodegenOptions &options);
+
+} // namespace tra
+} // namespace mlir
+
+#endif // TRA_TARGET_CODEGENOPTIONS_H
