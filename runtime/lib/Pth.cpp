@@ -1,6 +1,8 @@
 //===- Pth.cpp - PyTorch torch.save files (zip archives) ------------------===//
 
 #include "tra/Runtime/Pth.h"
+#include "tra/Runtime/ByteOrder.h"
+#include "tra/Runtime/Checked.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -11,33 +13,6 @@
 #include <utility>
 
 using namespace tra::rt;
-
-static std::string quoteName(std::string_view name) {
-  return "'" + std::string(name) + "'";
-}
-
-/// Returns a + b and a * b, or nullopt on overflow of int64_t.
-static std::optional<int64_t> checkedAdd(int64_t a, int64_t b) {
-  int64_t r;
-  if (__builtin_add_overflow(a, b, &r))
-    return std::nullopt;
-  return r;
-}
-static std::optional<int64_t> checkedMul(int64_t a, int64_t b) {
-  int64_t r;
-  if (__builtin_mul_overflow(a, b, &r))
-    return std::nullopt;
-  return r;
-}
-
-static uint16_t le16(const uint8_t *p) { return uint16_t(p[0] | p[1] << 8); }
-static uint32_t le32(const uint8_t *p) {
-  return uint32_t(p[0]) | uint32_t(p[1]) << 8 | uint32_t(p[2]) << 16 |
-         uint32_t(p[3]) << 24;
-}
-static uint64_t le64(const uint8_t *p) {
-  return uint64_t(le32(p)) | uint64_t(le32(p + 4)) << 32;
-}
 
 //===----------------------------------------------------------------------===//
 // Strided copies
@@ -162,8 +137,8 @@ Status readZipDirectory(const uint8_t *data, uint64_t size,
   std::optional<uint64_t> endPos;
   uint64_t lowest = size - kEndSize > 0xffff ? size - kEndSize - 0xffff : 0;
   for (uint64_t pos = size - kEndSize + 1; pos-- > lowest;) {
-    if (le32(data + pos) == kEndSig &&
-        pos + kEndSize + le16(data + pos + 20) == size) {
+    if (readLE32(data + pos) == kEndSig &&
+        pos + kEndSize + readLE16(data + pos + 20) == size) {
       endPos = pos;
       break;
     }
@@ -172,32 +147,33 @@ Status readZipDirectory(const uint8_t *data, uint64_t size,
     return Error{"no zip end-of-central-directory record found" +
                  std::string(damaged)};
   const uint8_t *end = data + *endPos;
-  uint64_t count = le16(end + 10);
-  uint64_t directorySize = le32(end + 12);
-  uint64_t directoryOffset = le32(end + 16);
+  uint64_t count = readLE16(end + 10);
+  uint64_t directorySize = readLE32(end + 12);
+  uint64_t directoryOffset = readLE32(end + 16);
   uint64_t directoryLimit = *endPos;
-  if (le16(end + 4) != 0 || le16(end + 6) != 0 ||
-      le16(end + 8) != le16(end + 10))
+  if (readLE16(end + 4) != 0 || readLE16(end + 6) != 0 ||
+      readLE16(end + 8) != readLE16(end + 10))
     return Error{"multi-disk zip archives are not supported"};
 
   // Zip64: a locator right before the end record points to the zip64 end
   // record, whose 64-bit fields replace the saturated 16/32-bit ones.
   if (*endPos >= kZip64LocatorSize &&
-      le32(data + *endPos - kZip64LocatorSize) == kZip64LocatorSig) {
+      readLE32(data + *endPos - kZip64LocatorSize) == kZip64LocatorSig) {
     const uint8_t *locator = data + *endPos - kZip64LocatorSize;
-    uint64_t recordPos = le64(locator + 8);
+    uint64_t recordPos = readLE64(locator + 8);
     if (recordPos > *endPos - kZip64LocatorSize ||
         *endPos - kZip64LocatorSize - recordPos < kZip64EndSize ||
-        le32(data + recordPos) != kZip64EndSig)
+        readLE32(data + recordPos) != kZip64EndSig)
       return Error{
           "zip64 end-of-central-directory record not found at offset " +
           std::to_string(recordPos) + damaged};
     const uint8_t *record = data + recordPos;
-    if (le64(record + 24) != le64(record + 32) || le32(record + 16) != 0)
+    if (readLE64(record + 24) != readLE64(record + 32) ||
+        readLE32(record + 16) != 0)
       return Error{"multi-disk zip archives are not supported"};
-    count = le64(record + 32);
-    directorySize = le64(record + 40);
-    directoryOffset = le64(record + 48);
+    count = readLE64(record + 32);
+    directorySize = readLE64(record + 40);
+    directoryOffset = readLE64(record + 48);
     directoryLimit = recordPos;
   } else if (count == 0xffff || directorySize == 0xffffffff ||
              directoryOffset == 0xffffffff) {
@@ -216,17 +192,17 @@ Status readZipDirectory(const uint8_t *data, uint64_t size,
   for (uint64_t i = 0; i < count; ++i) {
     std::string where = "zip central directory entry " + std::to_string(i);
     if (size_t(limit - cursor) < kCentralHeaderSize ||
-        le32(cursor) != kCentralHeaderSig)
+        readLE32(cursor) != kCentralHeaderSig)
       return Error{where + " is damaged" + damaged};
     ZipEntry entry;
-    entry.flags = le16(cursor + 8);
-    entry.method = le16(cursor + 10);
-    entry.compressedSize = le32(cursor + 20);
-    entry.size = le32(cursor + 24);
-    size_t nameLength = le16(cursor + 28);
-    size_t extraLength = le16(cursor + 30);
-    size_t commentLength = le16(cursor + 32);
-    uint64_t localOffset = le32(cursor + 42);
+    entry.flags = readLE16(cursor + 8);
+    entry.method = readLE16(cursor + 10);
+    entry.compressedSize = readLE32(cursor + 20);
+    entry.size = readLE32(cursor + 24);
+    size_t nameLength = readLE16(cursor + 28);
+    size_t extraLength = readLE16(cursor + 30);
+    size_t commentLength = readLE16(cursor + 32);
+    uint64_t localOffset = readLE32(cursor + 42);
     if (size_t(limit - cursor) <
         kCentralHeaderSize + nameLength + extraLength + commentLength)
       return Error{where + " is damaged" + damaged};
@@ -242,8 +218,8 @@ Status readZipDirectory(const uint8_t *data, uint64_t size,
     bool needCompressed = entry.compressedSize == 0xffffffff;
     bool needOffset = localOffset == 0xffffffff;
     while (extraEnd - extra >= 4) {
-      uint16_t id = le16(extra);
-      size_t length = le16(extra + 2);
+      uint16_t id = readLE16(extra);
+      size_t length = readLE16(extra + 2);
       if (size_t(extraEnd - extra - 4) < length)
         return Error{where + ": damaged extra field" + damaged};
       if (id == 0x0001) {
@@ -251,7 +227,7 @@ Status readZipDirectory(const uint8_t *data, uint64_t size,
         auto take = [&](uint64_t &out) {
           if (fieldEnd - field < 8)
             return false;
-          out = le64(field);
+          out = readLE64(field);
           field += 8;
           return true;
         };
@@ -269,12 +245,12 @@ Status readZipDirectory(const uint8_t *data, uint64_t size,
     // The local header's name and extra lengths may differ from the central
     // ones (torch pads the local extra field to align the data).
     if (localOffset > size || size - localOffset < kLocalHeaderSize ||
-        le32(data + localOffset) != kLocalHeaderSig)
+        readLE32(data + localOffset) != kLocalHeaderSig)
       return Error{where + ": local header not found at offset " +
                    std::to_string(localOffset) + damaged};
     const uint8_t *local = data + localOffset;
-    uint64_t dataOffset =
-        localOffset + kLocalHeaderSize + le16(local + 26) + le16(local + 28);
+    uint64_t dataOffset = localOffset + kLocalHeaderSize +
+                          readLE16(local + 26) + readLE16(local + 28);
     if (dataOffset > size || entry.compressedSize > size - dataOffset)
       return Error{where + ": its " + std::to_string(entry.compressedSize) +
                    " bytes at offset " + std::to_string(dataOffset) +
@@ -715,7 +691,7 @@ Obj Unpickler::run() {
     case 'J': // BININT
       ok = need(4);
       if (ok) {
-        stack.push_back(makeInt(static_cast<int32_t>(le32(data + pos))));
+        stack.push_back(makeInt(static_cast<int32_t>(readLE32(data + pos))));
         pos += 4;
       }
       break;
@@ -727,7 +703,7 @@ Obj Unpickler::run() {
     case 'M': // BININT2
       ok = need(2);
       if (ok) {
-        stack.push_back(makeInt(le16(data + pos)));
+        stack.push_back(makeInt(readLE16(data + pos)));
         pos += 2;
       }
       break;
@@ -741,7 +717,7 @@ Obj Unpickler::run() {
     case 0x8b: // LONG4
       ok = need(4);
       if (ok) {
-        int32_t n = static_cast<int32_t>(le32(data + pos));
+        int32_t n = static_cast<int32_t>(readLE32(data + pos));
         pos += 4;
         ok = n >= 0 ? pushLong(uint64_t(n)) : fail("negative LONG4 length");
       }
@@ -773,8 +749,8 @@ Obj Unpickler::run() {
       if (!ok)
         break;
       uint64_t n = width == 1   ? data[pos]
-                   : width == 4 ? le32(data + pos)
-                                : le64(data + pos);
+                   : width == 4 ? readLE32(data + pos)
+                                : readLE64(data + pos);
       pos += width;
       ok = readBytes(n, text);
       if (ok)
@@ -851,7 +827,7 @@ Obj Unpickler::run() {
       ++pos;
       break;
     case 'r': // LONG_BINPUT
-      ok = need(4) && memoPut(le32(data + pos));
+      ok = need(4) && memoPut(readLE32(data + pos));
       pos += 4;
       break;
     case 0x94: // MEMOIZE
@@ -862,7 +838,7 @@ Obj Unpickler::run() {
       ++pos;
       break;
     case 'j': // LONG_BINGET
-      ok = need(4) && memoGet(le32(data + pos));
+      ok = need(4) && memoGet(readLE32(data + pos));
       pos += 4;
       break;
     case 'c': { // GLOBAL
@@ -961,7 +937,7 @@ Result<PthFile> PthFile::open(const std::string &path) {
   if (size >= 4 && std::memcmp(bytes, legacyMagic, 4) == 0)
     return fileError(path, "legacy (pre-1.6, non-zip) torch.save format is "
                            "not supported; re-save it with a newer PyTorch");
-  if (size < 4 || le32(bytes) != kLocalHeaderSig)
+  if (size < 4 || readLE32(bytes) != kLocalHeaderSig)
     return fileError(path, "not a torch.save zip archive (no zip local header "
                            "at the start)");
 

@@ -1,6 +1,7 @@
 //===- Tensor.cpp - Host tensors, element types and conversions -----------===//
 
 #include "tra/Runtime/Tensor.h"
+#include "tra/Runtime/Checked.h"
 
 #include <cassert>
 #include <cmath>
@@ -99,9 +100,9 @@ tra::rt::shapeElementCount(const std::vector<int64_t> &shape) {
   }
   if (empty) // No overflow is possible: the product is 0.
     return 0;
-  int64_t count = 1;
+  std::optional<int64_t> count = 1;
   for (int64_t dim : shape)
-    if (__builtin_mul_overflow(count, dim, &count))
+    if (!(count = checkedMul(*count, dim)))
       return std::nullopt;
   return count;
 }
@@ -109,11 +110,9 @@ tra::rt::shapeElementCount(const std::vector<int64_t> &shape) {
 std::optional<int64_t>
 tra::rt::shapeByteSize(DType dtype, const std::vector<int64_t> &shape) {
   std::optional<int64_t> count = shapeElementCount(shape);
-  int64_t bytes;
-  if (!count || __builtin_mul_overflow(
-                    *count, static_cast<int64_t>(dtypeSize(dtype)), &bytes))
+  if (!count)
     return std::nullopt;
-  return bytes;
+  return checkedMul(*count, static_cast<int64_t>(dtypeSize(dtype)));
 }
 
 std::string tra::rt::formatShape(const std::vector<int64_t> &shape) {
