@@ -3,6 +3,7 @@
 #include "tra/Runtime/MetaCheckpoint.h"
 #include "tra/Runtime/File.h"
 #include "tra/Runtime/Json.h"
+#include "tra/Runtime/StridedCopy.h"
 
 #include <algorithm>
 #include <cerrno>

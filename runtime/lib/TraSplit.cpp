@@ -2,8 +2,8 @@
 
 #include "tra/Runtime/TraSplit.h"
 #include "tra/Runtime/File.h"
-#include "tra/Runtime/Pth.h"
 #include "tra/Runtime/Safetensors.h"
+#include "tra/Runtime/StridedCopy.h"
 
 #include <algorithm>
 #include <cerrno>

@@ -41,6 +41,9 @@
 
 #include "tra/Runtime/Error.h"
 #include "tra/Runtime/File.h"
+// readTileInto writes to a layout given by strides; rowMajorStrides and
+// copyStridedTile, which this header used to declare, are there.
+#include "tra/Runtime/StridedCopy.h"
 #include "tra/Runtime/Tensor.h"
 
 #include <cstdint>
@@ -74,21 +77,6 @@ struct PthTensor {
   /// Returns the number of elements.
   int64_t numElements() const;
 };
-
-/// Copies the elements of a tile between two strided layouts. `src` points at
-/// element [0, ..., 0] of a tensor with element strides `srcStrides`; the
-/// tile of extent `sizes` at `offsets` goes to `dst`, which points at the
-/// tile's first element in a destination with element strides `dstStrides`.
-/// Runs that are contiguous on both sides are copied with memcpy. The caller
-/// guarantees that every address touched is valid.
-void copyStridedTile(size_t elementSize, const uint8_t *src,
-                     const std::vector<int64_t> &srcStrides,
-                     const std::vector<int64_t> &offsets,
-                     const std::vector<int64_t> &sizes, uint8_t *dst,
-                     const std::vector<int64_t> &dstStrides);
-
-/// Returns the row-major element strides of `shape`.
-std::vector<int64_t> rowMajorStrides(const std::vector<int64_t> &shape);
 
 /// A memory-mapped torch.save file and the tensors it holds.
 class PthFile {
