@@ -1,16 +1,16 @@
 //===- Pth.h - PyTorch torch.save files (zip archives) -------- -*- C++ -*-===//
 //
 // Reads the tensors of a file written by `torch.save` (PyTorch >= 1.6, the
-// zip format) without Python: a zip archive whose entries are stored
-// uncompressed, holding
+// zip format) without Python: a zip archive (read by Zip.h) whose entries
+// are stored uncompressed, holding
 //   PREFIX/data.pkl      a pickle of the saved object,
 //   PREFIX/data/KEY      the raw bytes of each storage,
 //   PREFIX/version, PREFIX/byteorder (newer versions), ...
 // where PREFIX is "archive" or the saved file's stem. Zip64 archives (files or
 // offsets beyond 4 GiB) are supported.
 //
-// The pickle is run by a small, strict interpreter that knows only what
-// `torch.save` emits for a state dict (protocols 2 to 5): dicts and
+// The pickle is run by a small, strict interpreter (Pickle.h) that knows only
+// what `torch.save` emits for a state dict (protocols 2 to 5): dicts and
 // OrderedDicts (their `_metadata` state is ignored), tuples, lists, numbers,
 // strings, and tensors rebuilt by
 //   torch._utils._rebuild_tensor_v2(STORAGE, storage_offset, size, stride,
