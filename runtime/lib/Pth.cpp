@@ -296,18 +296,29 @@ Result<HostTensor> PthFile::get(std::string_view name) const {
   return readTile(name, std::vector<int64_t>(t.shape.size(), 0), t.shape);
 }
 
+/// Returns the tensor `name` of `file` if the tile of extent `sizes` at
+/// `offsets` lies inside it, else an error naming the file and tensor.
+static Result<const PthTensor *> tileEntry(const PthFile &file,
+                                           std::string_view name,
+                                           const std::vector<int64_t> &offsets,
+                                           const std::vector<int64_t> &sizes) {
+  Result<const PthTensor *> found = file.entry(name);
+  if (!found)
+    return found;
+  Status problem = checkTile((*found)->shape, offsets, sizes);
+  if (!problem.ok())
+    return fileError(file.path(),
+                     "tensor " + quoteName(name) + ": " + problem.message());
+  return found;
+}
+
 Result<HostTensor> PthFile::readTile(std::string_view name,
                                      const std::vector<int64_t> &offsets,
                                      const std::vector<int64_t> &sizes) const {
-  Result<const PthTensor *> found = entry(name);
+  Result<const PthTensor *> found = tileEntry(*this, name, offsets, sizes);
   if (!found)
     return found.error();
-  const PthTensor &t = **found;
-  Status problem = checkTile(t.shape, offsets, sizes);
-  if (!problem.ok())
-    return fileError(path(),
-                     "tensor " + quoteName(name) + ": " + problem.message());
-  HostTensor tile = HostTensor::zeros(t.dtype, sizes);
+  HostTensor tile = HostTensor::zeros((*found)->dtype, sizes);
   Status status = readTileInto(name, offsets, sizes, tile.mutableData(),
                                rowMajorStrides(sizes));
   if (!status)
@@ -319,14 +330,10 @@ Status PthFile::readTileInto(std::string_view name,
                              const std::vector<int64_t> &offsets,
                              const std::vector<int64_t> &sizes, uint8_t *out,
                              const std::vector<int64_t> &outStrides) const {
-  Result<const PthTensor *> found = entry(name);
+  Result<const PthTensor *> found = tileEntry(*this, name, offsets, sizes);
   if (!found)
     return found.error();
   const PthTensor &t = **found;
-  Status problem = checkTile(t.shape, offsets, sizes);
-  if (!problem.ok())
-    return fileError(path(),
-                     "tensor " + quoteName(name) + ": " + problem.message());
   if (outStrides.size() != sizes.size())
     return fileError(path(), "tensor " + quoteName(name) + ": output strides " +
                                  formatShape(outStrides) +
