@@ -208,13 +208,13 @@ rt::Status tra::engine::runWorkerJob(const MpiJob &job,
   pid_t pid = 0;
   if (int e = posix_spawn(&pid, job.mpirun.c_str(), nullptr, nullptr,
                           argv.data(), environ))
-    return rt::Error{what + " did not start: " + job.mpirun + ": " +
-                     std::strerror(e)};
+    return rt::Error{what +
+                     " did not start: " + rt::systemError(job.mpirun, e)};
   int status = 0;
   while (waitpid(pid, &status, 0) < 0)
     if (errno != EINTR)
-      return rt::Error{what +
-                       ": cannot wait for mpirun: " + std::strerror(errno)};
+      return rt::Error{what + ": " +
+                       rt::systemError("cannot wait for mpirun", errno)};
   if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
     return rt::Status::success();
   if (WIFSIGNALED(status))

@@ -12,11 +12,6 @@
 
 using namespace tra::rt;
 
-/// Returns "WHAT: <strerror(err)>".
-static std::string systemError(const std::string &what, int err) {
-  return what + ": " + std::strerror(err);
-}
-
 //===----------------------------------------------------------------------===//
 // MappedFile
 //===----------------------------------------------------------------------===//

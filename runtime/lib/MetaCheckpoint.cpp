@@ -3,6 +3,7 @@
 #include "tra/Runtime/MetaCheckpoint.h"
 #include "tra/Runtime/File.h"
 #include "tra/Runtime/Json.h"
+#include "tra/Runtime/StridedCopy.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -12,10 +13,6 @@
 #include <sys/stat.h>
 
 using namespace tra::rt;
-
-static std::string quoteName(std::string_view name) {
-  return "'" + std::string(name) + "'";
-}
 
 static std::string joinPath(const std::string &dir, const std::string &name) {
   if (dir.empty() || dir.back() == '/')
@@ -193,8 +190,8 @@ Result<MetaCheckpoint> MetaCheckpoint::open(const std::string &dir) {
   ckpt.dirPath = dir;
   struct stat info;
   if (::stat(dir.c_str(), &info) != 0)
-    return fileError(dir, std::string("cannot open checkpoint directory: ") +
-                              std::strerror(errno));
+    return fileError(dir,
+                     systemError("cannot open checkpoint directory", errno));
   if (!S_ISDIR(info.st_mode))
     return fileError(dir, "not a directory (a Meta checkpoint is a directory "
                           "holding params.json and consolidated.NN.pth)");

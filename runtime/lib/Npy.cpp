@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "tra/Runtime/Npy.h"
+#include "tra/Runtime/Checked.h"
 #include "tra/Runtime/File.h"
 
 #include <algorithm>
@@ -183,11 +184,14 @@ private:
     size_t start = pos;
     int64_t value = 0;
     while (pos < text.size() && text[pos] >= '0' && text[pos] <= '9') {
-      if (__builtin_mul_overflow(value, 10, &value) ||
-          __builtin_add_overflow(value, text[pos] - '0', &value)) {
+      std::optional<int64_t> next = checkedMul(value, 10);
+      if (next)
+        next = checkedAdd(*next, text[pos] - '0');
+      if (!next) {
         problem = "shape dimension too large";
         return false;
       }
+      value = *next;
       ++pos;
     }
     if (pos == start) {

@@ -1,9 +1,15 @@
 //===- Pth.cpp - PyTorch torch.save files (zip archives) ------------------===//
+//
+// The archive is read by Zip.h and its pickle run by Pickle.h; this file
+// checks the tensors the pickle describes against their storages.
+//
+//===----------------------------------------------------------------------===//
 
 #include "tra/Runtime/Pth.h"
+#include "tra/Runtime/Checked.h"
+#include "tra/Runtime/Pickle.h"
+#include "tra/Runtime/Zip.h"
 
-#include <algorithm>
-#include <cstdio>
 #include <cstring>
 #include <memory>
 #include <optional>
@@ -11,97 +17,6 @@
 #include <utility>
 
 using namespace tra::rt;
-
-static std::string quoteName(std::string_view name) {
-  return "'" + std::string(name) + "'";
-}
-
-/// Returns a + b and a * b, or nullopt on overflow of int64_t.
-static std::optional<int64_t> checkedAdd(int64_t a, int64_t b) {
-  int64_t r;
-  if (__builtin_add_overflow(a, b, &r))
-    return std::nullopt;
-  return r;
-}
-static std::optional<int64_t> checkedMul(int64_t a, int64_t b) {
-  int64_t r;
-  if (__builtin_mul_overflow(a, b, &r))
-    return std::nullopt;
-  return r;
-}
-
-static uint16_t le16(const uint8_t *p) { return uint16_t(p[0] | p[1] << 8); }
-static uint32_t le32(const uint8_t *p) {
-  return uint32_t(p[0]) | uint32_t(p[1]) << 8 | uint32_t(p[2]) << 16 |
-         uint32_t(p[3]) << 24;
-}
-static uint64_t le64(const uint8_t *p) {
-  return uint64_t(le32(p)) | uint64_t(le32(p + 4)) << 32;
-}
-
-//===----------------------------------------------------------------------===//
-// Strided copies
-//===----------------------------------------------------------------------===//
-
-std::vector<int64_t>
-tra::rt::rowMajorStrides(const std::vector<int64_t> &shape) {
-  std::vector<int64_t> strides(shape.size());
-  int64_t stride = 1;
-  for (size_t d = shape.size(); d-- > 0;) {
-    strides[d] = stride;
-    stride *= shape[d];
-  }
-  return strides;
-}
-
-void tra::rt::copyStridedTile(size_t elementSize, const uint8_t *src,
-                              const std::vector<int64_t> &srcStrides,
-                              const std::vector<int64_t> &offsets,
-                              const std::vector<int64_t> &sizes, uint8_t *dst,
-                              const std::vector<int64_t> &dstStrides) {
-  const size_t rank = sizes.size();
-  for (int64_t size : sizes)
-    if (size == 0)
-      return;
-  const int64_t es = static_cast<int64_t>(elementSize);
-  int64_t srcOff = 0;
-  for (size_t d = 0; d < rank; ++d)
-    srcOff += offsets[d] * srcStrides[d] * es;
-
-  // Dimensions [runDim, rank) form one run that is contiguous on both sides
-  // (dimensions of size 1 never break a run).
-  size_t runDim = rank;
-  int64_t runElements = 1;
-  while (runDim > 0) {
-    size_t d = runDim - 1;
-    if (sizes[d] != 1 &&
-        (srcStrides[d] != runElements || dstStrides[d] != runElements))
-      break;
-    runElements *= sizes[d];
-    --runDim;
-  }
-  const size_t runBytes = static_cast<size_t>(runElements * es);
-
-  std::vector<int64_t> index(runDim, 0);
-  int64_t dstOff = 0;
-  while (true) {
-    std::memcpy(dst + dstOff, src + srcOff, runBytes);
-    size_t d = runDim;
-    while (true) {
-      if (d == 0)
-        return;
-      --d;
-      if (++index[d] < sizes[d]) {
-        srcOff += srcStrides[d] * es;
-        dstOff += dstStrides[d] * es;
-        break;
-      }
-      srcOff -= (sizes[d] - 1) * srcStrides[d] * es;
-      dstOff -= (sizes[d] - 1) * dstStrides[d] * es;
-      index[d] = 0;
-    }
-  }
-}
 
 //===----------------------------------------------------------------------===//
 // PthTensor
@@ -123,783 +38,7 @@ int64_t PthTensor::numElements() const {
   return shapeElementCount(shape).value_or(0);
 }
 
-//===----------------------------------------------------------------------===//
-// Zip archives
-//===----------------------------------------------------------------------===//
-
 namespace {
-
-/// An entry of the zip central directory, with its data located.
-struct ZipEntry {
-  std::string name;
-  uint16_t method = 0;
-  uint16_t flags = 0;
-  uint64_t size = 0;           // uncompressed
-  uint64_t compressedSize = 0; // as stored
-  uint64_t dataOffset = 0;     // of the stored bytes in the file
-};
-
-constexpr uint32_t kLocalHeaderSig = 0x04034b50;
-constexpr uint32_t kCentralHeaderSig = 0x02014b50;
-constexpr uint32_t kEndSig = 0x06054b50;
-constexpr uint32_t kZip64EndSig = 0x06064b50;
-constexpr uint32_t kZip64LocatorSig = 0x07064b50;
-constexpr size_t kEndSize = 22;
-constexpr size_t kZip64LocatorSize = 20;
-constexpr size_t kZip64EndSize = 56;
-constexpr size_t kCentralHeaderSize = 46;
-constexpr size_t kLocalHeaderSize = 30;
-
-/// Reads the central directory of the zip archive `data`/`size`, locating
-/// each entry's data through its local header. Fails with the problem.
-Status readZipDirectory(const uint8_t *data, uint64_t size,
-                        std::vector<ZipEntry> &entries) {
-  const char *damaged = " (truncated or damaged file?)";
-  if (size < kEndSize)
-    return Error{"not a zip archive: only " + std::to_string(size) + " bytes"};
-  // The end record is the last thing in the file, followed only by its
-  // comment. Search backwards for a signature whose comment length fits.
-  std::optional<uint64_t> endPos;
-  uint64_t lowest = size - kEndSize > 0xffff ? size - kEndSize - 0xffff : 0;
-  for (uint64_t pos = size - kEndSize + 1; pos-- > lowest;) {
-    if (le32(data + pos) == kEndSig &&
-        pos + kEndSize + le16(data + pos + 20) == size) {
-      endPos = pos;
-      break;
-    }
-  }
-  if (!endPos)
-    return Error{"no zip end-of-central-directory record found" +
-                 std::string(damaged)};
-  const uint8_t *end = data + *endPos;
-  uint64_t count = le16(end + 10);
-  uint64_t directorySize = le32(end + 12);
-  uint64_t directoryOffset = le32(end + 16);
-  uint64_t directoryLimit = *endPos;
-  if (le16(end + 4) != 0 || le16(end + 6) != 0 ||
-      le16(end + 8) != le16(end + 10))
-    return Error{"multi-disk zip archives are not supported"};
-
-  // Zip64: a locator right before the end record points to the zip64 end
-  // record, whose 64-bit fields replace the saturated 16/32-bit ones.
-  if (*endPos >= kZip64LocatorSize &&
-      le32(data + *endPos - kZip64LocatorSize) == kZip64LocatorSig) {
-    const uint8_t *locator = data + *endPos - kZip64LocatorSize;
-    uint64_t recordPos = le64(locator + 8);
-    if (recordPos > *endPos - kZip64LocatorSize ||
-        *endPos - kZip64LocatorSize - recordPos < kZip64EndSize ||
-        le32(data + recordPos) != kZip64EndSig)
-      return Error{
-          "zip64 end-of-central-directory record not found at offset " +
-          std::to_string(recordPos) + damaged};
-    const uint8_t *record = data + recordPos;
-    if (le64(record + 24) != le64(record + 32) || le32(record + 16) != 0)
-      return Error{"multi-disk zip archives are not supported"};
-    count = le64(record + 32);
-    directorySize = le64(record + 40);
-    directoryOffset = le64(record + 48);
-    directoryLimit = recordPos;
-  } else if (count == 0xffff || directorySize == 0xffffffff ||
-             directoryOffset == 0xffffffff) {
-    return Error{"zip64 end-of-central-directory locator missing" +
-                 std::string(damaged)};
-  }
-  if (directoryOffset > directoryLimit ||
-      directorySize > directoryLimit - directoryOffset)
-    return Error{"zip central directory (offset " +
-                 std::to_string(directoryOffset) + ", " +
-                 std::to_string(directorySize) +
-                 " bytes) lies outside the file" + damaged};
-
-  const uint8_t *cursor = data + directoryOffset;
-  const uint8_t *limit = cursor + directorySize;
-  for (uint64_t i = 0; i < count; ++i) {
-    std::string where = "zip central directory entry " + std::to_string(i);
-    if (size_t(limit - cursor) < kCentralHeaderSize ||
-        le32(cursor) != kCentralHeaderSig)
-      return Error{where + " is damaged" + damaged};
-    ZipEntry entry;
-    entry.flags = le16(cursor + 8);
-    entry.method = le16(cursor + 10);
-    entry.compressedSize = le32(cursor + 20);
-    entry.size = le32(cursor + 24);
-    size_t nameLength = le16(cursor + 28);
-    size_t extraLength = le16(cursor + 30);
-    size_t commentLength = le16(cursor + 32);
-    uint64_t localOffset = le32(cursor + 42);
-    if (size_t(limit - cursor) <
-        kCentralHeaderSize + nameLength + extraLength + commentLength)
-      return Error{where + " is damaged" + damaged};
-    entry.name.assign(
-        reinterpret_cast<const char *>(cursor + kCentralHeaderSize),
-        nameLength);
-    where = "zip entry " + quoteName(entry.name);
-
-    // The zip64 extra field holds, in this order, the fields saturated above.
-    const uint8_t *extra = cursor + kCentralHeaderSize + nameLength;
-    const uint8_t *extraEnd = extra + extraLength;
-    bool needSize = entry.size == 0xffffffff;
-    bool needCompressed = entry.compressedSize == 0xffffffff;
-    bool needOffset = localOffset == 0xffffffff;
-    while (extraEnd - extra >= 4) {
-      uint16_t id = le16(extra);
-      size_t length = le16(extra + 2);
-      if (size_t(extraEnd - extra - 4) < length)
-        return Error{where + ": damaged extra field" + damaged};
-      if (id == 0x0001) {
-        const uint8_t *field = extra + 4, *fieldEnd = field + length;
-        auto take = [&](uint64_t &out) {
-          if (fieldEnd - field < 8)
-            return false;
-          out = le64(field);
-          field += 8;
-          return true;
-        };
-        if ((needSize && !take(entry.size)) ||
-            (needCompressed && !take(entry.compressedSize)) ||
-            (needOffset && !take(localOffset)))
-          return Error{where + ": zip64 extra field too short" + damaged};
-        needSize = needCompressed = needOffset = false;
-      }
-      extra += 4 + length;
-    }
-    if (needSize || needCompressed || needOffset)
-      return Error{where + ": zip64 extra field missing" + damaged};
-
-    // The local header's name and extra lengths may differ from the central
-    // ones (torch pads the local extra field to align the data).
-    if (localOffset > size || size - localOffset < kLocalHeaderSize ||
-        le32(data + localOffset) != kLocalHeaderSig)
-      return Error{where + ": local header not found at offset " +
-                   std::to_string(localOffset) + damaged};
-    const uint8_t *local = data + localOffset;
-    uint64_t dataOffset =
-        localOffset + kLocalHeaderSize + le16(local + 26) + le16(local + 28);
-    if (dataOffset > size || entry.compressedSize > size - dataOffset)
-      return Error{where + ": its " + std::to_string(entry.compressedSize) +
-                   " bytes at offset " + std::to_string(dataOffset) +
-                   " extend past the end of the file (" + std::to_string(size) +
-                   " bytes)" + damaged};
-    entry.dataOffset = dataOffset;
-    entries.push_back(std::move(entry));
-    cursor += kCentralHeaderSize + nameLength + extraLength + commentLength;
-  }
-  return Status::success();
-}
-
-//===----------------------------------------------------------------------===//
-// Pickle
-//===----------------------------------------------------------------------===//
-
-struct PyObject;
-/// Objects are owned by the unpickler's arena and referenced by plain
-/// pointers: a hostile pickle can nest containers arbitrarily deep or build
-/// cycles (through the memo) without recursive destruction or leaks.
-using Obj = PyObject *;
-
-enum class PyKind {
-  None,
-  Bool,
-  Int,
-  Float,
-  Str,
-  Bytes,
-  Tuple,
-  List,
-  Dict,
-  Global,
-  Storage,
-  Tensor
-};
-
-const char *kindName(PyKind kind) {
-  switch (kind) {
-  case PyKind::None:
-    return "None";
-  case PyKind::Bool:
-    return "bool";
-  case PyKind::Int:
-    return "int";
-  case PyKind::Float:
-    return "float";
-  case PyKind::Str:
-    return "str";
-  case PyKind::Bytes:
-    return "bytes";
-  case PyKind::Tuple:
-    return "tuple";
-  case PyKind::List:
-    return "list";
-  case PyKind::Dict:
-    return "dict";
-  case PyKind::Global:
-    return "global";
-  case PyKind::Storage:
-    return "storage";
-  case PyKind::Tensor:
-    return "tensor";
-  }
-  return "?";
-}
-
-/// A value built by the pickle. Only the fields of its kind are used.
-struct PyObject {
-  explicit PyObject(PyKind kind) : kind(kind) {}
-  PyKind kind;
-  int64_t intValue = 0; // Int, Bool
-  double floatValue = 0;
-  std::string text;                           // Str, Bytes; Global module
-  std::string name;                           // Global name
-  std::vector<Obj> items;                     // Tuple, List
-  std::vector<std::pair<Obj, Obj>> dictItems; // Dict
-  bool ordered = false;                       // Dict: an OrderedDict
-  std::unordered_map<std::string, size_t> dictIndex; // Dict: key -> item
-  // Storage: the persistent id's fields.
-  std::string storageKey, storageType;
-  int64_t storageNumel = 0;
-  // Tensor.
-  Obj storage;
-  std::string dtypeName; // _rebuild_tensor_v3's dtype, else ""
-  int64_t storageOffset = 0;
-  std::vector<int64_t> shape, stride;
-};
-
-/// A strict interpreter for the pickles torch.save writes.
-class Unpickler {
-public:
-  Unpickler(const uint8_t *data, size_t size) : data(data), size(size) {}
-
-  /// Runs the pickle; on failure returns null and sets `problem`.
-  Obj run();
-  std::string problem;
-
-private:
-  Obj make(PyKind kind) {
-    arena.push_back(std::make_unique<PyObject>(kind));
-    return arena.back().get();
-  }
-  Obj makeInt(int64_t value, PyKind kind = PyKind::Int) {
-    Obj obj = make(kind);
-    obj->intValue = value;
-    return obj;
-  }
-  Obj makeText(PyKind kind, std::string text) {
-    Obj obj = make(kind);
-    obj->text = std::move(text);
-    return obj;
-  }
-  bool fail(std::string message) {
-    problem = "byte " + std::to_string(opStart) + ": " + message;
-    return false;
-  }
-  bool need(uint64_t n) {
-    if (size - pos < n)
-      return fail("pickle ends in the middle of an opcode (truncated)");
-    return true;
-  }
-  bool readBytes(uint64_t n, std::string &out) {
-    if (!need(n))
-      return false;
-    out.assign(reinterpret_cast<const char *>(data + pos), n);
-    pos += n;
-    return true;
-  }
-  bool readLine(std::string &out) {
-    const void *nl = std::memchr(data + pos, '\n', size - pos);
-    if (!nl)
-      return fail("unterminated GLOBAL argument");
-    size_t n = static_cast<const uint8_t *>(nl) - (data + pos);
-    out.assign(reinterpret_cast<const char *>(data + pos), n);
-    pos += n + 1;
-    return true;
-  }
-  bool pop(Obj &out) {
-    if (stack.size() <= markFloor())
-      return fail("stack underflow");
-    out = std::move(stack.back());
-    stack.pop_back();
-    return true;
-  }
-  size_t markFloor() const { return marks.empty() ? 0 : marks.back(); }
-  bool popMark(std::vector<Obj> &out) {
-    if (marks.empty())
-      return fail("no MARK on the stack");
-    size_t at = marks.back();
-    marks.pop_back();
-    out.assign(std::make_move_iterator(stack.begin() + at),
-               std::make_move_iterator(stack.end()));
-    stack.resize(at);
-    return true;
-  }
-  bool top(Obj &out) {
-    if (stack.size() <= markFloor())
-      return fail("stack underflow");
-    out = stack.back();
-    return true;
-  }
-  bool memoPut(uint64_t index) {
-    if (stack.empty())
-      return fail("memoizing an empty stack");
-    memo[index] = stack.back();
-    return true;
-  }
-  bool memoGet(uint64_t index) {
-    auto it = memo.find(index);
-    if (it == memo.end())
-      return fail("memo index " + std::to_string(index) + " not set");
-    stack.push_back(it->second);
-    return true;
-  }
-  bool pushLong(uint64_t n);
-  bool pushGlobal(std::string module, std::string name);
-  bool setItems(const Obj &dict, std::vector<Obj> &items);
-  bool appendItems(const Obj &list, std::vector<Obj> &items);
-  bool reduce();
-  bool build();
-  bool persistentLoad();
-  bool rebuildTensor(const std::string &function, std::vector<Obj> &args,
-                     Obj &result);
-
-  const uint8_t *data;
-  uint64_t size;
-  uint64_t pos = 0;
-  uint64_t opStart = 0;
-  std::vector<Obj> stack;
-  std::vector<size_t> marks;
-  std::unordered_map<uint64_t, Obj> memo;
-  std::vector<std::unique_ptr<PyObject>> arena;
-};
-
-bool Unpickler::pushLong(uint64_t n) {
-  if (!need(n))
-    return false;
-  if (n > 8)
-    return fail("integer of " + std::to_string(n) +
-                " bytes does not fit in 64 bits");
-  uint64_t value = 0;
-  for (uint64_t i = 0; i < n; ++i)
-    value |= uint64_t(data[pos + i]) << (8 * i);
-  if (n > 0 && n < 8 && (data[pos + n - 1] & 0x80))
-    value |= ~uint64_t(0) << (8 * n); // Sign-extend.
-  pos += n;
-  stack.push_back(makeInt(static_cast<int64_t>(value)));
-  return true;
-}
-
-bool Unpickler::pushGlobal(std::string module, std::string name) {
-  bool allowed =
-      (module == "collections" && name == "OrderedDict") ||
-      (module == "torch._utils" &&
-       (name == "_rebuild_tensor_v2" || name == "_rebuild_tensor_v3" ||
-        name == "_rebuild_parameter" ||
-        name == "_rebuild_parameter_with_state")) ||
-      // Storage types and dtypes: only ever used as names.
-      (module == "torch" && !name.empty() &&
-       name.find_first_not_of("abcdefghijklmnopqrstuvwxyz"
-                              "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") ==
-           std::string::npos);
-  if (!allowed)
-    return fail("unsupported global " + quoteName(module + "." + name) +
-                " (a torch.save file of a dict of tensors uses only "
-                "torch storage types, torch._utils tensor rebuilds and "
-                "collections.OrderedDict)");
-  auto obj = make(PyKind::Global);
-  obj->text = std::move(module);
-  obj->name = std::move(name);
-  stack.push_back(std::move(obj));
-  return true;
-}
-
-bool Unpickler::setItems(const Obj &dict, std::vector<Obj> &items) {
-  if (dict->kind != PyKind::Dict)
-    return fail(std::string("SETITEM(S) on a ") + kindName(dict->kind));
-  if (items.size() % 2)
-    return fail("SETITEMS with an odd number of items");
-  for (size_t i = 0; i < items.size(); i += 2) {
-    const Obj &key = items[i];
-    if (key->kind != PyKind::Str && key->kind != PyKind::Int)
-      return fail(std::string("unsupported dict key of type ") +
-                  kindName(key->kind));
-    // Replace an existing key, as Python does.
-    std::string lookup =
-        (key->kind == PyKind::Str ? "s" : "i") +
-        (key->kind == PyKind::Str ? key->text : std::to_string(key->intValue));
-    auto [it, inserted] =
-        dict->dictIndex.emplace(std::move(lookup), dict->dictItems.size());
-    if (inserted)
-      dict->dictItems.emplace_back(key, items[i + 1]);
-    else
-      dict->dictItems[it->second].second = items[i + 1];
-  }
-  return true;
-}
-
-bool Unpickler::appendItems(const Obj &list, std::vector<Obj> &items) {
-  if (list->kind != PyKind::List)
-    return fail(std::string("APPEND(S) on a ") + kindName(list->kind));
-  for (Obj &item : items)
-    list->items.push_back(std::move(item));
-  return true;
-}
-
-bool Unpickler::persistentLoad() {
-  Obj pid = nullptr;
-  if (!pop(pid))
-    return false;
-  const char *shape = "persistent id is not ('storage', STORAGE_TYPE, KEY, "
-                      "LOCATION, NUMEL)";
-  if (pid->kind != PyKind::Tuple || pid->items.size() != 5)
-    return fail(shape);
-  const std::vector<Obj> &f = pid->items;
-  if (f[0]->kind != PyKind::Str || f[0]->text != "storage" ||
-      f[1]->kind != PyKind::Global || f[2]->kind != PyKind::Str ||
-      f[3]->kind != PyKind::Str || f[4]->kind != PyKind::Int ||
-      f[4]->intValue < 0)
-    return fail(shape);
-  auto storage = make(PyKind::Storage);
-  storage->storageType = f[1]->text + "." + f[1]->name;
-  storage->storageKey = f[2]->text;
-  storage->storageNumel = f[4]->intValue;
-  stack.push_back(std::move(storage));
-  return true;
-}
-
-/// Reads a tuple of non-negative integers.
-bool getDims(const Obj &obj, std::vector<int64_t> &out) {
-  if (obj->kind != PyKind::Tuple && obj->kind != PyKind::List)
-    return false;
-  for (const Obj &item : obj->items) {
-    if (item->kind != PyKind::Int || item->intValue < 0)
-      return false;
-    out.push_back(item->intValue);
-  }
-  return true;
-}
-
-bool Unpickler::rebuildTensor(const std::string &function,
-                              std::vector<Obj> &args, Obj &result) {
-  if (function == "_rebuild_parameter" ||
-      function == "_rebuild_parameter_with_state") {
-    size_t arity = function == "_rebuild_parameter" ? 3 : 4;
-    if (args.size() != arity || args[0]->kind != PyKind::Tensor)
-      return fail("torch._utils." + function +
-                  " expects (tensor, requires_grad, backward_hooks" +
-                  (arity == 4 ? ", state)" : ")"));
-    result = args[0];
-    return true;
-  }
-  bool v3 = function == "_rebuild_tensor_v3";
-  size_t minArgs = v3 ? 7 : 6;
-  std::string signature =
-      "torch._utils." + function +
-      "(storage, storage_offset, size, stride, requires_grad, "
-      "backward_hooks" +
-      (v3 ? ", dtype" : "") + "[, metadata])";
-  if (args.size() != minArgs && args.size() != minArgs + 1)
-    return fail(signature + " called with " + std::to_string(args.size()) +
-                " arguments");
-  auto tensor = make(PyKind::Tensor);
-  if (args[0]->kind != PyKind::Storage)
-    return fail(signature + ": the storage is a " + kindName(args[0]->kind));
-  tensor->storage = args[0];
-  if (args[1]->kind != PyKind::Int || args[1]->intValue < 0)
-    return fail(signature + ": storage_offset is not a non-negative int");
-  tensor->storageOffset = args[1]->intValue;
-  if (!getDims(args[2], tensor->shape))
-    return fail(signature + ": size is not a tuple of non-negative ints");
-  if (!getDims(args[3], tensor->stride))
-    return fail(signature + ": stride is not a tuple of non-negative ints");
-  if (tensor->shape.size() != tensor->stride.size())
-    return fail(signature + ": size " + formatShape(tensor->shape) +
-                " and stride " + formatShape(tensor->stride) +
-                " differ in rank");
-  if (args[4]->kind != PyKind::Bool)
-    return fail(signature + ": requires_grad is not a bool");
-  if (v3) {
-    if (args[6]->kind != PyKind::Global || args[6]->text != "torch")
-      return fail(signature + ": dtype is not a torch dtype");
-    tensor->dtypeName = args[6]->name;
-  }
-  result = std::move(tensor);
-  return true;
-}
-
-bool Unpickler::reduce() {
-  Obj args = nullptr, callable = nullptr;
-  if (!pop(args) || !pop(callable))
-    return false;
-  if (callable->kind != PyKind::Global)
-    return fail(std::string("REDUCE calls a ") + kindName(callable->kind));
-  if (args->kind != PyKind::Tuple)
-    return fail("REDUCE arguments are not a tuple");
-  const std::string qualified = callable->text + "." + callable->name;
-  if (qualified == "collections.OrderedDict") {
-    if (!args->items.empty())
-      return fail("collections.OrderedDict called with arguments");
-    auto dict = make(PyKind::Dict);
-    dict->ordered = true;
-    stack.push_back(std::move(dict));
-    return true;
-  }
-  if (callable->text == "torch._utils") {
-    Obj result = nullptr;
-    if (!rebuildTensor(callable->name, args->items, result))
-      return false;
-    stack.push_back(std::move(result));
-    return true;
-  }
-  return fail("unsupported call of " + quoteName(qualified));
-}
-
-bool Unpickler::build() {
-  Obj state = nullptr, target = nullptr;
-  if (!pop(state) || !top(target))
-    return false;
-  // OrderedDict state dicts carry a `_metadata` attribute (module versions).
-  if (target->kind == PyKind::Dict && target->ordered)
-    return true;
-  return fail(std::string("BUILD on a ") + kindName(target->kind));
-}
-
-Obj Unpickler::run() {
-  while (true) {
-    opStart = pos;
-    if (pos >= size) {
-      fail("pickle ends without STOP (truncated)");
-      return nullptr;
-    }
-    uint8_t op = data[pos++];
-    bool ok = true;
-    std::string text;
-    std::vector<Obj> items;
-    Obj a = nullptr, b = nullptr;
-    switch (op) {
-    case 0x80: // PROTO
-      ok = need(1);
-      if (ok && data[pos] > 5)
-        ok = fail("unsupported pickle protocol " + std::to_string(data[pos]));
-      ++pos;
-      break;
-    case 0x95: // FRAME
-      ok = need(8);
-      pos += 8;
-      break;
-    case '.': // STOP
-      if (stack.size() != 1 || !marks.empty()) {
-        fail("STOP with " + std::to_string(stack.size()) +
-             " values on the stack");
-        return nullptr;
-      }
-      return stack.back();
-    case '(': // MARK
-      marks.push_back(stack.size());
-      break;
-    case '0': // POP
-      ok = pop(a);
-      break;
-    case '1': // POP_MARK
-      ok = popMark(items);
-      break;
-    case '2': // DUP
-      ok = top(a);
-      if (ok)
-        stack.push_back(a);
-      break;
-    case 'N': // NONE
-      stack.push_back(make(PyKind::None));
-      break;
-    case 0x88: // NEWTRUE
-    case 0x89: // NEWFALSE
-      stack.push_back(makeInt(op == 0x88, PyKind::Bool));
-      break;
-    case 'J': // BININT
-      ok = need(4);
-      if (ok) {
-        stack.push_back(makeInt(static_cast<int32_t>(le32(data + pos))));
-        pos += 4;
-      }
-      break;
-    case 'K': // BININT1
-      ok = need(1);
-      if (ok)
-        stack.push_back(makeInt(data[pos++]));
-      break;
-    case 'M': // BININT2
-      ok = need(2);
-      if (ok) {
-        stack.push_back(makeInt(le16(data + pos)));
-        pos += 2;
-      }
-      break;
-    case 0x8a: // LONG1
-      ok = need(1);
-      if (ok) {
-        uint64_t n = data[pos++];
-        ok = pushLong(n);
-      }
-      break;
-    case 0x8b: // LONG4
-      ok = need(4);
-      if (ok) {
-        int32_t n = static_cast<int32_t>(le32(data + pos));
-        pos += 4;
-        ok = n >= 0 ? pushLong(uint64_t(n)) : fail("negative LONG4 length");
-      }
-      break;
-    case 'G': { // BINFLOAT (big-endian)
-      ok = need(8);
-      if (ok) {
-        uint64_t bits = 0;
-        for (int i = 0; i < 8; ++i)
-          bits = bits << 8 | data[pos + i];
-        pos += 8;
-        auto obj = make(PyKind::Float);
-        std::memcpy(&obj->floatValue, &bits, 8);
-        stack.push_back(std::move(obj));
-      }
-      break;
-    }
-    case 'X':  // BINUNICODE
-    case 'B':  // BINBYTES
-    case 0x8c: // SHORT_BINUNICODE
-    case 'C':  // SHORT_BINBYTES
-    case 0x8d: // BINUNICODE8
-    case 0x8e: // BINBYTES8
-    {
-      uint64_t width = op == 'X' || op == 'B'    ? 4
-                       : op == 0x8c || op == 'C' ? 1
-                                                 : 8;
-      ok = need(width);
-      if (!ok)
-        break;
-      uint64_t n = width == 1   ? data[pos]
-                   : width == 4 ? le32(data + pos)
-                                : le64(data + pos);
-      pos += width;
-      ok = readBytes(n, text);
-      if (ok)
-        stack.push_back(makeText(
-            op == 'X' || op == 0x8c || op == 0x8d ? PyKind::Str : PyKind::Bytes,
-            std::move(text)));
-      break;
-    }
-    case ')': // EMPTY_TUPLE
-      stack.push_back(make(PyKind::Tuple));
-      break;
-    case 't': // TUPLE
-    case 'l': // LIST
-      ok = popMark(items);
-      if (ok) {
-        auto obj = make(op == 't' ? PyKind::Tuple : PyKind::List);
-        obj->items = std::move(items);
-        stack.push_back(std::move(obj));
-      }
-      break;
-    case 0x85: // TUPLE1
-    case 0x86: // TUPLE2
-    case 0x87: // TUPLE3
-    {
-      size_t n = op - 0x84;
-      if (stack.size() < markFloor() + n) {
-        ok = fail("stack underflow");
-        break;
-      }
-      auto obj = make(PyKind::Tuple);
-      obj->items.assign(stack.end() - n, stack.end());
-      stack.resize(stack.size() - n);
-      stack.push_back(std::move(obj));
-      break;
-    }
-    case ']': // EMPTY_LIST
-      stack.push_back(make(PyKind::List));
-      break;
-    case 'a': // APPEND
-      ok = pop(b) && top(a);
-      if (ok) {
-        items.push_back(std::move(b));
-        ok = appendItems(a, items);
-      }
-      break;
-    case 'e': // APPENDS
-      ok = popMark(items) && top(a) && appendItems(a, items);
-      break;
-    case '}': // EMPTY_DICT
-      stack.push_back(make(PyKind::Dict));
-      break;
-    case 'd': // DICT
-      ok = popMark(items);
-      if (ok) {
-        auto dict = make(PyKind::Dict);
-        stack.push_back(dict);
-        ok = setItems(dict, items);
-      }
-      break;
-    case 's': // SETITEM
-      ok = pop(b) && pop(a);
-      if (ok) {
-        items.push_back(std::move(a));
-        items.push_back(std::move(b));
-        Obj dict = nullptr;
-        ok = top(dict) && setItems(dict, items);
-      }
-      break;
-    case 'u': // SETITEMS
-      ok = popMark(items) && top(a) && setItems(a, items);
-      break;
-    case 'q': // BINPUT
-      ok = need(1) && memoPut(data[pos]);
-      ++pos;
-      break;
-    case 'r': // LONG_BINPUT
-      ok = need(4) && memoPut(le32(data + pos));
-      pos += 4;
-      break;
-    case 0x94: // MEMOIZE
-      ok = memoPut(memo.size());
-      break;
-    case 'h': // BINGET
-      ok = need(1) && memoGet(data[pos]);
-      ++pos;
-      break;
-    case 'j': // LONG_BINGET
-      ok = need(4) && memoGet(le32(data + pos));
-      pos += 4;
-      break;
-    case 'c': { // GLOBAL
-      std::string module, name;
-      ok = readLine(module) && readLine(name) &&
-           pushGlobal(std::move(module), std::move(name));
-      break;
-    }
-    case 0x93: // STACK_GLOBAL
-      ok = pop(b) && pop(a);
-      if (ok && (a->kind != PyKind::Str || b->kind != PyKind::Str))
-        ok = fail("STACK_GLOBAL of non-strings");
-      if (ok)
-        ok = pushGlobal(a->text, b->text);
-      break;
-    case 'R': // REDUCE
-      ok = reduce();
-      break;
-    case 'b': // BUILD
-      ok = build();
-      break;
-    case 'Q': // BINPERSID
-      ok = persistentLoad();
-      break;
-    default: {
-      char hex[8];
-      std::snprintf(hex, sizeof(hex), "0x%02x", op);
-      ok = fail(std::string("unsupported pickle opcode ") + hex +
-                (op >= 0x20 && op < 0x7f ? std::string(" '") + char(op) + "'"
-                                         : std::string()));
-      break;
-    }
-    }
-    if (!ok)
-      return nullptr;
-  }
-}
 
 /// Maps a torch storage type (e.g. "torch.HalfStorage") to its dtype;
 /// `untyped` is set for "torch.UntypedStorage" (bytes).
@@ -961,14 +100,14 @@ Result<PthFile> PthFile::open(const std::string &path) {
   if (size >= 4 && std::memcmp(bytes, legacyMagic, 4) == 0)
     return fileError(path, "legacy (pre-1.6, non-zip) torch.save format is "
                            "not supported; re-save it with a newer PyTorch");
-  if (size < 4 || le32(bytes) != kLocalHeaderSig)
+  if (!hasZipLocalHeader(bytes, size))
     return fileError(path, "not a torch.save zip archive (no zip local header "
                            "at the start)");
 
-  std::vector<ZipEntry> zip;
-  Status problem = readZipDirectory(bytes, size, zip);
-  if (!problem.ok())
-    return fileError(path, problem.message());
+  Result<std::vector<ZipEntry>> directory = readZipDirectory(bytes, size);
+  if (!directory)
+    return fileError(path, directory.message());
+  const std::vector<ZipEntry> &zip = *directory;
   std::unordered_map<std::string, size_t> zipIndex;
   const ZipEntry *pickle = nullptr;
   for (size_t i = 0; i < zip.size(); ++i) {
@@ -988,26 +127,13 @@ Result<PthFile> PthFile::open(const std::string &path) {
   if (!pickle)
     return fileError(path, "no PREFIX/data.pkl in the zip archive (not a "
                            "torch.save file?)");
-  auto stored = [&](const ZipEntry &entry) -> Status {
-    if (entry.flags & 1)
-      return Error{"zip entry " + quoteName(entry.name) + " is encrypted"};
-    if (entry.method != 0)
-      return Error{"zip entry " + quoteName(entry.name) +
-                   " is compressed (method " + std::to_string(entry.method) +
-                   "); torch.save stores entries uncompressed"};
-    if (entry.compressedSize != entry.size)
-      return Error{
-          "zip entry " + quoteName(entry.name) +
-          " is stored with different compressed and uncompressed sizes"};
-    return Status::success();
-  };
-  if (problem = stored(*pickle); !problem.ok())
+  if (Status problem = checkZipEntryStored(*pickle); !problem.ok())
     return fileError(path, problem.message());
   auto byteOrder = zipIndex.find(result.prefix + "/byteorder");
   if (byteOrder != zipIndex.end()) {
     const ZipEntry &e = zip[byteOrder->second];
     std::string_view order(reinterpret_cast<const char *>(bytes + e.dataOffset),
-                           stored(e).ok() ? e.size : 0);
+                           checkZipEntryStored(e).ok() ? e.size : 0);
     if (order != "little")
       return fileError(path, "byte order " + quoteName(order) +
                                  " is not supported (only 'little')");
@@ -1015,13 +141,14 @@ Result<PthFile> PthFile::open(const std::string &path) {
 
   // Run the pickle.
   const std::string pickleName = quoteName(pickle->name);
-  Unpickler unpickler(bytes + pickle->dataOffset, pickle->size);
-  Obj root = unpickler.run();
-  if (!root)
-    return fileError(path, "pickle " + pickleName + ", " + unpickler.problem);
+  Result<Unpickled> unpickled =
+      unpickle(bytes + pickle->dataOffset, pickle->size);
+  if (!unpickled)
+    return fileError(path, "pickle " + pickleName + ", " + unpickled.message());
+  const PyObject *root = &unpickled->root();
   if (root->kind != PyKind::Dict)
     return fileError(path, "pickle " + pickleName + " holds a " +
-                               kindName(root->kind) +
+                               pyKindName(root->kind) +
                                ", expected a dict of tensors");
 
   struct StorageInfo {
@@ -1039,7 +166,7 @@ Result<PthFile> PthFile::open(const std::string &path) {
     };
     if (value->kind != PyKind::Tensor)
       return fileError(path, "entry " + quoteName(name) + " is a " +
-                                 kindName(value->kind) +
+                                 pyKindName(value->kind) +
                                  ", not a tensor (only dicts of tensors are "
                                  "supported)");
     const PyObject &storage = *value->storage;
@@ -1096,7 +223,7 @@ Result<PthFile> PthFile::open(const std::string &path) {
       return tensorError("its storage " + quoteName(entryName) +
                          " is missing from the archive");
     const ZipEntry &entry = zip[found->second];
-    if (problem = stored(entry); !problem.ok())
+    if (Status problem = checkZipEntryStored(entry); !problem.ok())
       return tensorError(problem.message());
     const int64_t storageElementSize =
         static_cast<int64_t>(dtypeSize(*storageType));
@@ -1169,18 +296,29 @@ Result<HostTensor> PthFile::get(std::string_view name) const {
   return readTile(name, std::vector<int64_t>(t.shape.size(), 0), t.shape);
 }
 
+/// Returns the tensor `name` of `file` if the tile of extent `sizes` at
+/// `offsets` lies inside it, else an error naming the file and tensor.
+static Result<const PthTensor *> tileEntry(const PthFile &file,
+                                           std::string_view name,
+                                           const std::vector<int64_t> &offsets,
+                                           const std::vector<int64_t> &sizes) {
+  Result<const PthTensor *> found = file.entry(name);
+  if (!found)
+    return found;
+  Status problem = checkTile((*found)->shape, offsets, sizes);
+  if (!problem.ok())
+    return fileError(file.path(),
+                     "tensor " + quoteName(name) + ": " + problem.message());
+  return found;
+}
+
 Result<HostTensor> PthFile::readTile(std::string_view name,
                                      const std::vector<int64_t> &offsets,
                                      const std::vector<int64_t> &sizes) const {
-  Result<const PthTensor *> found = entry(name);
+  Result<const PthTensor *> found = tileEntry(*this, name, offsets, sizes);
   if (!found)
     return found.error();
-  const PthTensor &t = **found;
-  Status problem = checkTile(t.shape, offsets, sizes);
-  if (!problem.ok())
-    return fileError(path(),
-                     "tensor " + quoteName(name) + ": " + problem.message());
-  HostTensor tile = HostTensor::zeros(t.dtype, sizes);
+  HostTensor tile = HostTensor::zeros((*found)->dtype, sizes);
   Status status = readTileInto(name, offsets, sizes, tile.mutableData(),
                                rowMajorStrides(sizes));
   if (!status)
@@ -1192,14 +330,10 @@ Status PthFile::readTileInto(std::string_view name,
                              const std::vector<int64_t> &offsets,
                              const std::vector<int64_t> &sizes, uint8_t *out,
                              const std::vector<int64_t> &outStrides) const {
-  Result<const PthTensor *> found = entry(name);
+  Result<const PthTensor *> found = tileEntry(*this, name, offsets, sizes);
   if (!found)
     return found.error();
   const PthTensor &t = **found;
-  Status problem = checkTile(t.shape, offsets, sizes);
-  if (!problem.ok())
-    return fileError(path(),
-                     "tensor " + quoteName(name) + ": " + problem.message());
   if (outStrides.size() != sizes.size())
     return fileError(path(), "tensor " + quoteName(name) + ": output strides " +
                                  formatShape(outStrides) +

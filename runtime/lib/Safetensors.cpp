@@ -1,6 +1,8 @@
 //===- Safetensors.cpp - safetensors files and sharded checkpoints --------===//
 
 #include "tra/Runtime/Safetensors.h"
+#include "tra/Runtime/ByteOrder.h"
+#include "tra/Runtime/Strings.h"
 
 #include <algorithm>
 #include <filesystem>
@@ -52,10 +54,6 @@ static bool isKnownUnsupportedDType(std::string_view name) {
     if (name == known)
       return true;
   return false;
-}
-
-static std::string quoteName(std::string_view name) {
-  return "'" + std::string(name) + "'";
 }
 
 /// Reads a JSON integer >= 0 into `out`.
@@ -138,9 +136,7 @@ Result<SafetensorsFile> SafetensorsFile::open(const std::string &path) {
                                std::to_string(size) +
                                " bytes, too short for the 8-byte header "
                                "length");
-  uint64_t headerSize = 0;
-  for (int i = 0; i < 8; ++i)
-    headerSize |= static_cast<uint64_t>(bytes[i]) << (8 * i);
+  const uint64_t headerSize = readLE64(bytes);
   if (headerSize > size - 8)
     return fileError(path, "header length " + std::to_string(headerSize) +
                                " exceeds the file size " +
@@ -365,11 +361,6 @@ Status tra::rt::writeSafetensors(const std::string &path,
 //===----------------------------------------------------------------------===//
 // SafetensorsCheckpoint
 //===----------------------------------------------------------------------===//
-
-static bool endsWith(std::string_view text, std::string_view suffix) {
-  return text.size() >= suffix.size() &&
-         text.substr(text.size() - suffix.size()) == suffix;
-}
 
 Result<SafetensorsCheckpoint>
 SafetensorsCheckpoint::open(const std::string &path) {

@@ -1,6 +1,8 @@
 //===- Tensor.cpp - Host tensors, element types and conversions -----------===//
 
 #include "tra/Runtime/Tensor.h"
+#include "tra/Runtime/Checked.h"
+#include "tra/Runtime/StridedCopy.h"
 
 #include <cassert>
 #include <cmath>
@@ -99,9 +101,9 @@ tra::rt::shapeElementCount(const std::vector<int64_t> &shape) {
   }
   if (empty) // No overflow is possible: the product is 0.
     return 0;
-  int64_t count = 1;
+  std::optional<int64_t> count = 1;
   for (int64_t dim : shape)
-    if (__builtin_mul_overflow(count, dim, &count))
+    if (!(count = checkedMul(*count, dim)))
       return std::nullopt;
   return count;
 }
@@ -109,11 +111,9 @@ tra::rt::shapeElementCount(const std::vector<int64_t> &shape) {
 std::optional<int64_t>
 tra::rt::shapeByteSize(DType dtype, const std::vector<int64_t> &shape) {
   std::optional<int64_t> count = shapeElementCount(shape);
-  int64_t bytes;
-  if (!count || __builtin_mul_overflow(
-                    *count, static_cast<int64_t>(dtypeSize(dtype)), &bytes))
+  if (!count)
     return std::nullopt;
-  return bytes;
+  return checkedMul(*count, static_cast<int64_t>(dtypeSize(dtype)));
 }
 
 std::string tra::rt::formatShape(const std::vector<int64_t> &shape) {
@@ -547,86 +547,30 @@ Status tra::rt::checkTile(const std::vector<int64_t> &shape,
   return Status::success();
 }
 
-/// Calls `run(byteOffset, bytes)` for the contiguous runs, in row-major
-/// order, that the tile of `sizes` at `offsets` occupies in the row-major
-/// tensor of `dtype` and `shape`: the runs are as long as the layout allows.
-template <class Fn>
-static void forEachTileRun(DType dtype, const std::vector<int64_t> &shape,
-                           const std::vector<int64_t> &offsets,
-                           const std::vector<int64_t> &sizes, Fn run) {
-  assert(checkTile(shape, offsets, sizes).ok() && "invalid tile");
-  const int64_t elementSize = static_cast<int64_t>(dtypeSize(dtype));
-  const size_t rank = shape.size();
-  if (rank == 0) {
-    run(0, elementSize);
-    return;
-  }
-  for (int64_t size : sizes)
-    if (size == 0)
-      return;
-
-  // Byte strides of the whole tensor.
-  std::vector<int64_t> strides(rank);
-  int64_t stride = elementSize;
-  for (size_t d = rank; d-- > 0;) {
-    strides[d] = stride;
-    stride *= shape[d];
-  }
-
-  // The innermost dimensions the tile covers entirely, plus the next one out,
-  // form one contiguous run. Dimensions [0, runDim) are walked.
-  size_t runDim = rank - 1;
-  int64_t runBytes = sizes[runDim] * elementSize;
-  while (runDim > 0 && sizes[runDim] == shape[runDim]) {
-    --runDim;
-    runBytes *= sizes[runDim];
-  }
-
-  int64_t base = offsets[runDim] * strides[runDim];
-  for (size_t d = 0; d < runDim; ++d)
-    base += offsets[d] * strides[d];
-
-  std::vector<int64_t> index(runDim, 0);
-  int64_t offset = base;
-  while (true) {
-    run(offset, runBytes);
-    // Advance the odometer over dimensions [0, runDim).
-    size_t d = runDim;
-    while (d > 0) {
-      --d;
-      if (++index[d] < sizes[d]) {
-        offset += strides[d];
-        break;
-      }
-      offset -= (sizes[d] - 1) * strides[d];
-      index[d] = 0;
-      if (d == 0)
-        return;
-    }
-    if (runDim == 0)
-      return;
-  }
-}
-
 void tra::rt::copyTile(DType dtype, const std::vector<int64_t> &shape,
                        const uint8_t *data, const std::vector<int64_t> &offsets,
                        const std::vector<int64_t> &sizes, uint8_t *out) {
-  forEachTileRun(dtype, shape, offsets, sizes,
-                 [&](int64_t offset, int64_t bytes) {
-                   std::memcpy(out, data + offset, bytes);
-                   out += bytes;
-                 });
+  assert(checkTile(shape, offsets, sizes).ok() && "invalid tile");
+  copyStridedTile(dtypeSize(dtype), data, rowMajorStrides(shape), offsets,
+                  sizes, out, rowMajorStrides(sizes));
 }
 
 void tra::rt::insertTile(DType dtype, const std::vector<int64_t> &shape,
                          uint8_t *data, const std::vector<int64_t> &offsets,
                          const std::vector<int64_t> &sizes,
                          const uint8_t *tile) {
-  forEachTileRun(dtype, shape, offsets, sizes,
-                 [&](int64_t offset, int64_t bytes) {
-                   std::memcpy(data + offset, tile, bytes);
-                   tile += bytes;
-                 });
+  assert(checkTile(shape, offsets, sizes).ok() && "invalid tile");
+  if (shapeElementCount(sizes) == 0)
+    return; // Its offsets may lie past the end of `data`.
+  // The tile's first element in `data`; the tile itself is the source.
+  const std::vector<int64_t> strides = rowMajorStrides(shape);
+  int64_t first = 0;
+  for (size_t d = 0; d < shape.size(); ++d)
+    first += offsets[d] * strides[d];
+  copyStridedTile(dtypeSize(dtype), tile, rowMajorStrides(sizes),
+                  std::vector<int64_t>(sizes.size(), 0), sizes,
+                  data + first * static_cast<int64_t>(dtypeSize(dtype)),
+                  strides);
 }
 
 Result<HostTensor> tra::rt::extractTile(const HostTensor &tensor,

@@ -1,9 +1,11 @@
 //===- TensorSource.cpp - One way to read tiles of any checkpoint ---------===//
 
 #include "tra/Runtime/TensorSource.h"
+#include "tra/Runtime/ByteOrder.h"
 #include "tra/Runtime/File.h"
 #include "tra/Runtime/MetaCheckpoint.h"
 #include "tra/Runtime/Safetensors.h"
+#include "tra/Runtime/Strings.h"
 #include "tra/Runtime/TraSplit.h"
 
 #include <cstring>
@@ -16,10 +18,6 @@ namespace tra::rt::detail {
 Result<std::unique_ptr<TensorSource>>
 openTraSplitSource(const std::string &indexPath);
 } // namespace tra::rt::detail
-
-static std::string quoteName(std::string_view name) {
-  return "'" + std::string(name) + "'";
-}
 
 //===----------------------------------------------------------------------===//
 // TensorSource
@@ -342,11 +340,6 @@ HfLlamaSource::open(const std::string &dir, const std::string &config,
 // openTensorSource
 //===----------------------------------------------------------------------===//
 
-static bool endsWith(std::string_view text, std::string_view suffix) {
-  return text.size() >= suffix.size() &&
-         text.substr(text.size() - suffix.size()) == suffix;
-}
-
 static bool isFile(const std::string &path) {
   struct stat st;
   return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
@@ -357,8 +350,7 @@ static bool isFile(const std::string &path) {
 static bool looksLikeSafetensors(const MappedFile &file) {
   if (file.size() < 9)
     return false;
-  uint64_t length = 0;
-  std::memcpy(&length, file.data(), 8);
+  const uint64_t length = readLE64(file.data());
   return length >= 2 && length <= file.size() - 8 && file.data()[8] == '{';
 }
 
@@ -367,7 +359,7 @@ tra::rt::openTensorSource(const std::string &path) {
   struct stat st;
   if (::stat(path.c_str(), &st) != 0) {
     int err = errno;
-    return fileError(path, std::string("cannot open: ") + std::strerror(err));
+    return fileError(path, systemError("cannot open", err));
   }
   if (S_ISDIR(st.st_mode)) {
     std::string dir = path;

@@ -2,8 +2,8 @@
 
 #include "tra/Runtime/TraSplit.h"
 #include "tra/Runtime/File.h"
-#include "tra/Runtime/Pth.h"
 #include "tra/Runtime/Safetensors.h"
+#include "tra/Runtime/StridedCopy.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -16,10 +16,6 @@
 
 using namespace tra::rt;
 namespace fs = std::filesystem;
-
-static std::string quoteName(std::string_view name) {
-  return "'" + std::string(name) + "'";
-}
 
 std::string tra::rt::traSplitRankFileName(int64_t rank, int64_t ranks) {
   char buffer[64];
@@ -396,10 +392,6 @@ static uint64_t tileBytes(DType dtype, const std::vector<int64_t> &shape) {
   return static_cast<uint64_t>(*shapeByteSize(dtype, shape));
 }
 
-static std::string systemMessage(const std::string &what, int err) {
-  return what + ": " + std::strerror(err);
-}
-
 namespace {
 /// Removes a directory tree on destruction unless released.
 struct DirectoryGuard {
@@ -420,7 +412,7 @@ static Status checkDestination(const std::string &dir, bool &exists) {
   fs::file_status st = fs::symlink_status(dir, ec);
   exists = false;
   if (ec && ec != std::errc::no_such_file_or_directory)
-    return fileError(dir, systemMessage("cannot access", ec.value()));
+    return fileError(dir, systemError("cannot access", ec.value()));
   if (!fs::exists(st))
     return Status::success();
   if (!fs::is_directory(st))
@@ -470,14 +462,14 @@ Result<SplitWriteStats> tra::rt::writeTraSplit(const std::string &dirArg,
     fs::create_directories(target.parent_path(), ec);
     if (ec)
       return fileError(target.parent_path().string(),
-                       systemMessage("cannot create directory", ec.value()));
+                       systemError("cannot create directory", ec.value()));
   }
   std::string temp = dir + ".tmp." + std::to_string(::getpid());
   fs::remove_all(temp, ec);
   if (!fs::create_directory(temp, ec) || ec)
-    return fileError(dir, systemMessage("cannot create temporary directory '" +
-                                            temp + "'",
-                                        ec ? ec.value() : EEXIST));
+    return fileError(
+        dir, systemError("cannot create temporary directory '" + temp + "'",
+                         ec ? ec.value() : EEXIST));
   DirectoryGuard guard{temp};
 
   // Data order: by decreasing element size (stable), so that every tile is
@@ -603,17 +595,17 @@ Result<SplitWriteStats> tra::rt::writeTraSplit(const std::string &dirArg,
     std::string old = dir + ".old." + std::to_string(::getpid());
     fs::remove_all(old, ec);
     if (::rename(dir.c_str(), old.c_str()) != 0)
-      return fileError(dir, systemMessage("cannot move the previous split "
-                                          "aside",
-                                          errno));
+      return fileError(dir, systemError("cannot move the previous split "
+                                        "aside",
+                                        errno));
     if (::rename(temp.c_str(), dir.c_str()) != 0) {
       int err = errno;
       ::rename(old.c_str(), dir.c_str());
-      return fileError(dir, systemMessage("cannot rename '" + temp + "'", err));
+      return fileError(dir, systemError("cannot rename '" + temp + "'", err));
     }
     fs::remove_all(old, ec);
   } else if (::rename(temp.c_str(), dir.c_str()) != 0) {
-    return fileError(dir, systemMessage("cannot rename '" + temp + "'", errno));
+    return fileError(dir, systemError("cannot rename '" + temp + "'", errno));
   }
   guard.path.clear();
   return stats;

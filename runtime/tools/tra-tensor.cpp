@@ -19,6 +19,7 @@
 
 #include "tra/Runtime/Npy.h"
 #include "tra/Runtime/Safetensors.h"
+#include "tra/Runtime/Strings.h"
 #include "tra/Runtime/Tensor.h"
 
 #include <cstdio>
@@ -50,11 +51,6 @@ int usageError(const std::string &message) {
 int failure(const Error &error) {
   std::fprintf(stderr, "tra-tensor: error: %s\n", error.message.c_str());
   return 1;
-}
-
-bool endsWith(const std::string &text, const std::string &suffix) {
-  return text.size() >= suffix.size() &&
-         text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
 Result<Format> formatOf(const std::string &path) {

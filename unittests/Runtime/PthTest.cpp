@@ -494,20 +494,4 @@ raw_file(os.path.join(d, 'cycle.pth'), b'\x80\x02]q\x00h\x00a.')
   expectOpenError(dir.file("cycle.pth"), {"holds a list"});
 }
 
-TEST(PthTest, CopyStridedTile) {
-  // A 3x4 destination filled from a transposed 4x3 source, tile by tile.
-  std::vector<float> source(12);
-  for (int i = 0; i < 12; ++i)
-    source[i] = float(i);
-  // Source viewed as [3, 4] with strides [1, 3] (the transpose of [4, 3]).
-  std::vector<float> out(6, -1);
-  copyStridedTile(
-      sizeof(float), reinterpret_cast<const uint8_t *>(source.data()), {1, 3},
-      {1, 1}, {2, 3}, reinterpret_cast<uint8_t *>(out.data()), {3, 1});
-  // Element [i][j] of the view is source[i + 3 j].
-  std::vector<float> expected = {1 + 3, 1 + 6, 1 + 9, 2 + 3, 2 + 6, 2 + 9};
-  EXPECT_EQ(out, expected);
-  EXPECT_EQ(rowMajorStrides({2, 3, 4}), (std::vector<int64_t>{12, 4, 1}));
-}
-
 } // namespace

@@ -13,6 +13,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -32,6 +33,17 @@ inline Error fileError(std::string_view file, std::string_view problem) {
   message.reserve(file.size() + 2 + problem.size());
   message.append(file).append(": ").append(problem);
   return Error{std::move(message)};
+}
+
+/// Returns `name` in single quotes, as messages quote the names of tensors,
+/// entries and keys: "tensor 'w'".
+inline std::string quoteName(std::string_view name) {
+  return "'" + std::string(name) + "'";
+}
+
+/// Returns "WHAT: <strerror(err)>", the problem of a failed system call.
+inline std::string systemError(const std::string &what, int err) {
+  return what + ": " + std::strerror(err);
 }
 
 namespace detail {

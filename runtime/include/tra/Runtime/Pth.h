@@ -1,16 +1,16 @@
 //===- Pth.h - PyTorch torch.save files (zip archives) -------- -*- C++ -*-===//
 //
 // Reads the tensors of a file written by `torch.save` (PyTorch >= 1.6, the
-// zip format) without Python: a zip archive whose entries are stored
-// uncompressed, holding
+// zip format) without Python: a zip archive (read by Zip.h) whose entries
+// are stored uncompressed, holding
 //   PREFIX/data.pkl      a pickle of the saved object,
 //   PREFIX/data/KEY      the raw bytes of each storage,
 //   PREFIX/version, PREFIX/byteorder (newer versions), ...
 // where PREFIX is "archive" or the saved file's stem. Zip64 archives (files or
 // offsets beyond 4 GiB) are supported.
 //
-// The pickle is run by a small, strict interpreter that knows only what
-// `torch.save` emits for a state dict (protocols 2 to 5): dicts and
+// The pickle is run by a small, strict interpreter (Pickle.h) that knows only
+// what `torch.save` emits for a state dict (protocols 2 to 5): dicts and
 // OrderedDicts (their `_metadata` state is ignored), tuples, lists, numbers,
 // strings, and tensors rebuilt by
 //   torch._utils._rebuild_tensor_v2(STORAGE, storage_offset, size, stride,
@@ -41,6 +41,9 @@
 
 #include "tra/Runtime/Error.h"
 #include "tra/Runtime/File.h"
+// readTileInto writes to a layout given by strides; rowMajorStrides and
+// copyStridedTile, which this header used to declare, are there.
+#include "tra/Runtime/StridedCopy.h"
 #include "tra/Runtime/Tensor.h"
 
 #include <cstdint>
@@ -74,21 +77,6 @@ struct PthTensor {
   /// Returns the number of elements.
   int64_t numElements() const;
 };
-
-/// Copies the elements of a tile between two strided layouts. `src` points at
-/// element [0, ..., 0] of a tensor with element strides `srcStrides`; the
-/// tile of extent `sizes` at `offsets` goes to `dst`, which points at the
-/// tile's first element in a destination with element strides `dstStrides`.
-/// Runs that are contiguous on both sides are copied with memcpy. The caller
-/// guarantees that every address touched is valid.
-void copyStridedTile(size_t elementSize, const uint8_t *src,
-                     const std::vector<int64_t> &srcStrides,
-                     const std::vector<int64_t> &offsets,
-                     const std::vector<int64_t> &sizes, uint8_t *dst,
-                     const std::vector<int64_t> &dstStrides);
-
-/// Returns the row-major element strides of `shape`.
-std::vector<int64_t> rowMajorStrides(const std::vector<int64_t> &shape);
 
 /// A memory-mapped torch.save file and the tensors it holds.
 class PthFile {
