@@ -9,9 +9,9 @@
 |*  - the compiled code calls the runtime functions declared below (BLAS).    *|
 |*                                                                            *|
 |* The compiler writes the descriptor with LLVM's IRBuilder                   *|
-|* (lib/Conversion/Executable), so its layout is fixed here: every field is   *|
-|* 8 bytes (pointers and int64_t), with no padding. Any change to it bumps    *|
-|* TRA_EXEC_ABI_VERSION.                                                      *|
+|* (lib/Target/ProgramDescriptor.cpp), so its layout is fixed here: every     *|
+|* field is 8 bytes (pointers and int64_t), with no padding. Any change to it *|
+|* bumps TRA_EXEC_ABI_VERSION.                                                *|
 |*                                                                            *|
 \*===----------------------------------------------------------------------===*/
 
