@@ -1,0 +1,297 @@
+//===- Context.cpp - The process's device, stream and error ---------------===//
+
+#include "Context.h"
+
+#include "tra/Cuda/ABI.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+
+using namespace tra;
+using namespace tra::cuda;
+
+namespace {
+/// What initialize() set up.
+struct State {
+  const DriverApi *api = nullptr;
+  CUcontext context = nullptr;
+  CUstream stream = nullptr;
+  DeviceInfo device;
+};
+
+State state;
+std::once_flag initOnce;
+rt::Status initStatus;
+
+/// The first error since the last check, and the kernel last launched.
+std::mutex errorMutex;
+std::string pendingError;
+bool errorPending = false;
+const char *lastKernel = nullptr;
+
+/// Reads an environment variable as a non-negative number; -1 if absent.
+int environmentOrdinal(const char *name) {
+  const char *text = std::getenv(name);
+  if (!text || !*text)
+    return -1;
+  char *end = nullptr;
+  long value = std::strtol(text, &end, 10);
+  if (*end || value < 0 || value > 1 << 20)
+    return -2;
+  return int(value);
+}
+
+std::string versionText(int version) {
+  return std::to_string(version / 1000) + "." +
+         std::to_string(version % 1000 / 10);
+}
+
+rt::Status initializeOnce() {
+  rt::Result<const DriverApi *> loaded = loadDriver();
+  if (!loaded)
+    return loaded.status();
+  const DriverApi &api = **loaded;
+  int version = 0;
+  if (api.driverGetVersion(&version) != CUDA_SUCCESS)
+    version = 0;
+  if (CUresult r = api.init(0); r != CUDA_SUCCESS) {
+    if (r == CUDA_ERROR_NO_DEVICE)
+      return rt::Error{"no CUDA-capable GPU is visible (cuInit: " +
+                       describeResult(api, r) + ")"};
+    return rt::Error{"the CUDA driver cannot start (cuInit: " +
+                     describeResult(api, r) + ")"};
+  }
+  // Kernels are compiled by the CUDA 13 toolkit: their cubins need a driver
+  // of CUDA 13.0 or newer.
+  if (version < 13000)
+    return rt::Error{"the NVIDIA driver supports CUDA " + versionText(version) +
+                     "; programs built by tra need a driver for CUDA 13.0 or "
+                     "newer"};
+  int count = 0;
+  if (CUresult r = api.deviceGetCount(&count); r != CUDA_SUCCESS || count == 0)
+    return rt::Error{"no CUDA-capable GPU is visible" +
+                     (r != CUDA_SUCCESS ? " (" + describeResult(api, r) + ")"
+                                        : std::string())};
+  int ordinal = environmentOrdinal("TRA_CUDA_DEVICE");
+  if (ordinal == -2 || ordinal >= count)
+    return rt::Error{"TRA_CUDA_DEVICE=" +
+                     std::string(std::getenv("TRA_CUDA_DEVICE")) +
+                     " is not a device ordinal below " + std::to_string(count)};
+  if (ordinal < 0) {
+    int localRank = environmentOrdinal("OMPI_COMM_WORLD_LOCAL_RANK");
+    ordinal = localRank >= 0 ? localRank % count : 0;
+  }
+  CUdevice device;
+  if (CUresult r = api.deviceGet(&device, ordinal); r != CUDA_SUCCESS)
+    return rt::Error{"cannot open GPU " + std::to_string(ordinal) + ": " +
+                     describeResult(api, r)};
+  DeviceInfo &info = state.device;
+  info.ordinal = ordinal;
+  info.count = count;
+  info.driverVersion = version;
+  char name[256] = {0};
+  if (api.deviceGetName(name, sizeof(name) - 1, device) == CUDA_SUCCESS)
+    info.name = name;
+  api.deviceGetAttribute(&info.major,
+                         CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, device);
+  api.deviceGetAttribute(&info.minor,
+                         CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, device);
+  size_t memory = 0;
+  if (api.deviceTotalMem(&memory, device) == CUDA_SUCCESS)
+    info.totalMemory = memory;
+  if (info.major < 8)
+    return rt::Error{"GPU " + std::to_string(ordinal) + " (" + info.name +
+                     ") has compute capability " + std::to_string(info.major) +
+                     "." + std::to_string(info.minor) +
+                     "; tra's kernels need 8.0 (sm_80) or newer"};
+  if (CUresult r = api.primaryCtxRetain(&state.context, device);
+      r != CUDA_SUCCESS)
+    return rt::Error{"cannot create a context on GPU " +
+                     std::to_string(ordinal) + ": " + describeResult(api, r)};
+  if (CUresult r = api.ctxSetCurrent(state.context); r != CUDA_SUCCESS)
+    return rt::Error{"cannot use the context of GPU " +
+                     std::to_string(ordinal) + ": " + describeResult(api, r)};
+  if (CUresult r = api.streamCreate(&state.stream, CU_STREAM_DEFAULT);
+      r != CUDA_SUCCESS)
+    return rt::Error{"cannot create a stream on GPU " +
+                     std::to_string(ordinal) + ": " + describeResult(api, r)};
+  state.api = &api;
+  return rt::Status::success();
+}
+
+/// Makes the context current on the calling thread (once per thread).
+bool makeCurrent() {
+  thread_local bool current = false;
+  if (current)
+    return true;
+  if (CUresult r = state.api->ctxSetCurrent(state.context); r != CUDA_SUCCESS) {
+    recordError("cuCtxSetCurrent", r);
+    return false;
+  }
+  current = true;
+  return true;
+}
+} // namespace
+
+rt::Status tra::cuda::initialize() {
+  std::call_once(initOnce, [] { initStatus = initializeOnce(); });
+  return initStatus;
+}
+
+rt::Result<DeviceInfo> tra::cuda::getDevice() {
+  if (rt::Status status = initialize(); !status)
+    return status;
+  return state.device;
+}
+
+Active tra::cuda::activate() {
+  if (!initialize()) {
+    std::lock_guard<std::mutex> lock(errorMutex);
+    if (!errorPending) {
+      errorPending = true;
+      pendingError = initStatus.message();
+    }
+    return Active();
+  }
+  {
+    std::lock_guard<std::mutex> lock(errorMutex);
+    if (errorPending)
+      return Active();
+  }
+  if (!makeCurrent())
+    return Active();
+  return Active{state.api, state.stream};
+}
+
+void tra::cuda::recordError(const std::string &message) {
+  std::lock_guard<std::mutex> lock(errorMutex);
+  if (errorPending)
+    return;
+  errorPending = true;
+  pendingError = message;
+}
+
+void tra::cuda::recordError(const std::string &what, CUresult result) {
+  const DriverApi *api = state.api;
+  if (!api) {
+    rt::Result<const DriverApi *> loaded = loadDriver();
+    api = loaded ? *loaded : nullptr;
+  }
+  recordError(what + ": " +
+              (api ? describeResult(*api, result)
+                   : "CUDA error " + std::to_string(int(result))));
+}
+
+bool tra::cuda::check(const Active &active, CUresult result, const char *what) {
+  if (result == CUDA_SUCCESS)
+    return true;
+  (void)active;
+  recordError(what, result);
+  return false;
+}
+
+void tra::cuda::noteKernel(const char *name) {
+  std::lock_guard<std::mutex> lock(errorMutex);
+  lastKernel = name;
+}
+
+rt::Status tra::cuda::synchronize() {
+  Active active = activate();
+  if (active.api) {
+    if (CUresult r = active.api->streamSynchronize(active.stream);
+        r != CUDA_SUCCESS) {
+      std::string where;
+      {
+        std::lock_guard<std::mutex> lock(errorMutex);
+        if (lastKernel)
+          where = std::string(" (the last kernel launched was ") + lastKernel +
+                  ")";
+      }
+      recordError("a GPU operation failed" + where, r);
+    }
+  }
+  std::lock_guard<std::mutex> lock(errorMutex);
+  if (!errorPending)
+    return rt::Status::success();
+  rt::Error error{"GPU: " + pendingError};
+  errorPending = false;
+  pendingError.clear();
+  return error;
+}
+
+rt::Result<void *> tra::cuda::allocate(size_t bytes) {
+  Active active = activate();
+  if (!active.api)
+    return synchronize().error();
+  void *pointer = poolAllocate(active, bytes, /*managed=*/false);
+  if (bytes && !pointer)
+    return synchronize().error();
+  return pointer;
+}
+
+void tra::cuda::release(void *pointer) { poolFree(pointer); }
+
+namespace {
+rt::Status copy(void *dst, const void *src, size_t bytes, const char *what) {
+  Active active = activate();
+  if (!active.api)
+    return synchronize();
+  if (bytes &&
+      !check(active,
+             active.api->memcpyAsync(reinterpret_cast<CUdeviceptr>(dst),
+                                     reinterpret_cast<CUdeviceptr>(src), bytes,
+                                     active.stream),
+             what))
+    return synchronize();
+  return rt::Status::success();
+}
+} // namespace
+
+rt::Status tra::cuda::copyToDevice(void *device, const void *host,
+                                   size_t bytes) {
+  return copy(device, host, bytes, "copying to the GPU (cuMemcpyAsync)");
+}
+
+rt::Status tra::cuda::copyToHost(void *host, const void *device, size_t bytes) {
+  if (rt::Status status =
+          copy(host, device, bytes, "copying from the GPU (cuMemcpyAsync)");
+      !status)
+    return status;
+  // The bytes are on the host once the stream is idle.
+  return synchronize();
+}
+
+rt::Status tra::cuda::copyOnDevice(void *dst, const void *src, size_t bytes) {
+  return copy(dst, src, bytes, "copying on the GPU (cuMemcpyAsync)");
+}
+
+rt::Status tra::cuda::fillZero(void *device, size_t bytes) {
+  Active active = activate();
+  if (!active.api)
+    return synchronize();
+  if (bytes &&
+      !check(active,
+             active.api->memsetD8Async(reinterpret_cast<CUdeviceptr>(device), 0,
+                                       bytes, active.stream),
+             "clearing GPU memory (cuMemsetD8Async)"))
+    return synchronize();
+  return rt::Status::success();
+}
+
+void tra::cuda::releaseCachedMemory() {
+  Active active = activate();
+  if (active.api)
+    poolRelease(active);
+}
+
+extern "C" int tra_cuda_take_error(char *message, size_t size) {
+  rt::Status status = synchronize();
+  if (status)
+    return 0;
+  if (message && size) {
+    std::strncpy(message, status.message().c_str(), size - 1);
+    message[size - 1] = '\0';
+  }
+  return 1;
+}

@@ -1,0 +1,212 @@
+//===- Mgpu.cpp - MLIR's GPU calling convention on tra's runtime ----------===//
+//
+// The functions that code lowered by MLIR's gpu-to-llvm calls (ABI.h).
+// Modules are loaded when a kernel is first looked up, not when the program
+// is loaded (the translation of gpu.binary calls mgpuModuleLoad from a
+// global constructor), so that loading a program never touches the GPU and
+// a missing driver is reported by the program's driver, not at start-up.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Context.h"
+
+#include "tra/Cuda/ABI.h"
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+
+using namespace tra;
+using namespace tra::cuda;
+
+namespace {
+/// A module handed to mgpuModuleLoad.
+struct Module {
+  const void *data = nullptr;
+  size_t size = 0;
+  std::mutex mutex;
+  CUmodule module = nullptr;
+  bool failed = false;
+  std::unordered_map<std::string, CUfunction> functions;
+};
+
+/// Kernel names by function, for errors.
+std::mutex namesMutex;
+std::unordered_map<CUfunction, std::string> &kernelNames() {
+  static auto *names = new std::unordered_map<CUfunction, std::string>;
+  return *names;
+}
+
+/// The handle returned for streams and events: they all stand for the one
+/// stream.
+char streamHandle;
+
+std::string deviceText() {
+  rt::Result<DeviceInfo> device = getDevice();
+  if (!device)
+    return "the GPU";
+  return "GPU " + std::to_string(device->ordinal) + " (" + device->name +
+         ", sm_" + std::to_string(device->major) +
+         std::to_string(device->minor) + ")";
+}
+} // namespace
+
+extern "C" void *mgpuModuleLoad(void *data, size_t size) {
+  auto *module = new Module;
+  module->data = data;
+  module->size = size;
+  return module;
+}
+
+extern "C" void mgpuModuleUnload(void *handle) {
+  auto *module = static_cast<Module *>(handle);
+  if (!module)
+    return;
+  {
+    std::lock_guard<std::mutex> lock(namesMutex);
+    for (auto &[name, function] : module->functions)
+      kernelNames().erase(function);
+  }
+  if (module->module) {
+    if (rt::Result<const DriverApi *> api = loadDriver())
+      (*api)->moduleUnload(module->module);
+  }
+  delete module;
+}
+
+extern "C" void *mgpuModuleGetFunction(void *handle, const char *name) {
+  auto *module = static_cast<Module *>(handle);
+  Active active = activate();
+  if (!active.api || !module)
+    return nullptr;
+  std::lock_guard<std::mutex> lock(module->mutex);
+  auto it = module->functions.find(name);
+  if (it != module->functions.end())
+    return it->second;
+  if (module->failed)
+    return nullptr;
+  if (!module->module) {
+    if (CUresult r = active.api->moduleLoadData(&module->module, module->data);
+        r != CUDA_SUCCESS) {
+      module->failed = true;
+      module->module = nullptr;
+      recordError("cannot load the program's GPU kernels on " + deviceText() +
+                      " (cuModuleLoadData)",
+                  r);
+      return nullptr;
+    }
+  }
+  CUfunction function = nullptr;
+  if (CUresult r =
+          active.api->moduleGetFunction(&function, module->module, name);
+      r != CUDA_SUCCESS) {
+    recordError(std::string("the program has no GPU kernel ") + name +
+                    " (cuModuleGetFunction)",
+                r);
+    return nullptr;
+  }
+  module->functions.emplace(name, function);
+  std::lock_guard<std::mutex> namesLock(namesMutex);
+  kernelNames()[function] = name;
+  return function;
+}
+
+extern "C" void mgpuLaunchKernel(void *function, intptr_t gridX,
+                                 intptr_t gridY, intptr_t gridZ,
+                                 intptr_t blockX, intptr_t blockY,
+                                 intptr_t blockZ, int32_t sharedMemoryBytes,
+                                 void *, void **params, void **extra,
+                                 size_t) {
+  Active active = activate();
+  if (!active.api || !function)
+    return;
+  const char *name = "?";
+  {
+    std::lock_guard<std::mutex> lock(namesMutex);
+    auto it = kernelNames().find(static_cast<CUfunction>(function));
+    if (it != kernelNames().end())
+      name = it->second.c_str();
+  }
+  auto fits = [](intptr_t v) { return v >= 0 && v <= 0x7fffffff; };
+  if (!fits(gridX) || !fits(gridY) || !fits(gridZ) || !fits(blockX) ||
+      !fits(blockY) || !fits(blockZ) || sharedMemoryBytes < 0) {
+    recordError(std::string("launching GPU kernel ") + name +
+                ": grid or block size out of range");
+    return;
+  }
+  if (gridX == 0 || gridY == 0 || gridZ == 0)
+    return; // Nothing to do: an empty iteration space.
+  noteKernel(name);
+  CUresult r = active.api->launchKernel(
+      static_cast<CUfunction>(function), unsigned(gridX), unsigned(gridY),
+      unsigned(gridZ), unsigned(blockX), unsigned(blockY), unsigned(blockZ),
+      unsigned(sharedMemoryBytes), active.stream, params, extra);
+  if (r != CUDA_SUCCESS)
+    recordError(std::string("launching GPU kernel ") + name + " (grid " +
+                    std::to_string(gridX) + "x" + std::to_string(gridY) + "x" +
+                    std::to_string(gridZ) + ", block " +
+                    std::to_string(blockX) + "x" + std::to_string(blockY) +
+                    "x" + std::to_string(blockZ) + ")",
+                r);
+}
+
+extern "C" void *mgpuStreamCreate(void) { return &streamHandle; }
+extern "C" void mgpuStreamDestroy(void *) {}
+extern "C" void mgpuStreamSynchronize(void *) {
+  Active active = activate();
+  if (!active.api)
+    return;
+  if (CUresult r = active.api->streamSynchronize(active.stream);
+      r != CUDA_SUCCESS)
+    recordError("waiting for the GPU (cuStreamSynchronize)", r);
+}
+extern "C" void mgpuStreamWaitEvent(void *, void *) {}
+extern "C" void *mgpuEventCreate(void) { return &streamHandle; }
+extern "C" void mgpuEventDestroy(void *) {}
+extern "C" void mgpuEventSynchronize(void *) { mgpuStreamSynchronize(nullptr); }
+extern "C" void mgpuEventRecord(void *, void *) {}
+
+extern "C" void *mgpuMemAlloc(uint64_t sizeBytes, void *, int8_t isHostShared) {
+  Active active = activate();
+  if (!active.api)
+    return nullptr;
+  return poolAllocate(active, size_t(sizeBytes), isHostShared != 0);
+}
+
+extern "C" void mgpuMemFree(void *ptr, void *) { poolFree(ptr); }
+
+extern "C" void mgpuMemcpy(void *dst, void *src, size_t sizeBytes, void *) {
+  Active active = activate();
+  if (!active.api || sizeBytes == 0)
+    return;
+  check(active,
+        active.api->memcpyAsync(reinterpret_cast<CUdeviceptr>(dst),
+                                reinterpret_cast<CUdeviceptr>(src), sizeBytes,
+                                active.stream),
+        "copying GPU memory (cuMemcpyAsync)");
+}
+
+extern "C" void mgpuMemset32(void *dst, uint32_t value, size_t count, void *) {
+  Active active = activate();
+  if (!active.api || count == 0)
+    return;
+  check(active,
+        active.api->memsetD32Async(reinterpret_cast<CUdeviceptr>(dst), value,
+                                   count, active.stream),
+        "filling GPU memory (cuMemsetD32Async)");
+}
+
+extern "C" void mgpuMemset16(void *dst, uint16_t value, size_t count, void *) {
+  Active active = activate();
+  if (!active.api || count == 0)
+    return;
+  check(active,
+        active.api->memsetD16Async(reinterpret_cast<CUdeviceptr>(dst), value,
+                                   count, active.stream),
+        "filling GPU memory (cuMemsetD16Async)");
+}
+
+extern "C" void mgpuSetDefaultDevice(int32_t) {
+  // The device is chosen once per process (initialize()).
+}

@@ -1,0 +1,76 @@
+//===- Cuda.h - The CUDA runtime for tra programs ---------------*- C++ -*-===//
+//
+// What drivers and the engine use to run programs compiled for NVIDIA GPUs:
+// the device of this process, its memory and the one stream every GPU
+// operation runs on. The CUDA driver (libcuda.so.1) and cuBLAS
+// (libcublas.so.13) are loaded when first needed, so that a program built
+// for GPUs starts on any machine and reports what is missing. The C ABI that
+// compiled code calls is ABI.h.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TRA_CUDA_CUDA_H
+#define TRA_CUDA_CUDA_H
+
+#include "tra/Runtime/Error.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace tra::cuda {
+
+/// The device this process uses.
+struct DeviceInfo {
+  /// Its CUDA ordinal (after CUDA_VISIBLE_DEVICES).
+  int ordinal = 0;
+  /// Number of devices the process sees.
+  int count = 0;
+  std::string name;
+  /// Compute capability.
+  int major = 0, minor = 0;
+  uint64_t totalMemory = 0;
+  /// The driver's CUDA version, e.g. 13000.
+  int driverVersion = 0;
+};
+
+/// Loads the driver and makes the device of this process current: the
+/// ordinal in TRA_CUDA_DEVICE if set, else the MPI local rank
+/// (OMPI_COMM_WORLD_LOCAL_RANK) modulo the device count, else 0. Succeeds at
+/// once when already done; a failure (no driver, no device, a driver too old)
+/// is returned on every call with the same message.
+rt::Status initialize();
+
+/// The device initialize() chose.
+rt::Result<DeviceInfo> getDevice();
+
+/// Device memory from the caching pool (stream-ordered: a block freed is
+/// reused by later work on the stream). Zero bytes give a null pointer.
+rt::Result<void *> allocate(size_t bytes);
+void release(void *pointer);
+
+/// Copies on the stream. `copyToHost` returns once the bytes are on the
+/// host; `copyToDevice` once the source may be reused.
+rt::Status copyToDevice(void *device, const void *host, size_t bytes);
+rt::Status copyToHost(void *host, const void *device, size_t bytes);
+rt::Status copyOnDevice(void *dst, const void *src, size_t bytes);
+rt::Status fillZero(void *device, size_t bytes);
+
+/// Waits until the stream is idle and returns the first error of any call
+/// since the last check (clearing it), naming the call or kernel.
+rt::Status synchronize();
+
+/// Bytes the pool has handed out and holds for reuse.
+struct PoolStatistics {
+  uint64_t inUse = 0;
+  uint64_t cached = 0;
+  uint64_t peak = 0;
+};
+PoolStatistics getPoolStatistics();
+
+/// Returns the pool's cached blocks to the driver (after synchronizing).
+void releaseCachedMemory();
+
+} // namespace tra::cuda
+
+#endif // TRA_CUDA_CUDA_H

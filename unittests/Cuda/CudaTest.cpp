@@ -1,0 +1,343 @@
+//===- CudaTest.cpp - The CUDA runtime against a fake driver --------------===//
+//
+// runtime/cuda on the fake driver and fake cuBLAS of this directory (host
+// memory, kernels recorded, not run): initialization and its errors, the
+// caching pool, copies, lazy module loading, launches and the errors that
+// name kernels, and the row-major to column-major mapping of tra_cuda_gemm.
+// Each suite runs in its own process with the environment CMakeLists.txt
+// gives it (the runtime initializes once per process).
+//
+//===----------------------------------------------------------------------===//
+
+#include "tra/Cuda/ABI.h"
+#include "tra/Cuda/Cuda.h"
+
+#include <gtest/gtest.h>
+
+#include <dlfcn.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+using namespace tra;
+
+namespace {
+/// A function of the fake driver (or cuBLAS) library loaded by the runtime.
+template <class F> F fake(const char *library, const char *name) {
+  void *handle = dlopen(library, RTLD_NOW | RTLD_NOLOAD);
+  if (!handle)
+    return nullptr;
+  return reinterpret_cast<F>(dlsym(handle, name));
+}
+template <class F> F driver(const char *name) {
+  return fake<F>(TRA_FAKE_CUDA_DRIVER, name);
+}
+
+std::string takeError() {
+  char message[512];
+  if (!tra_cuda_take_error(message, sizeof(message)))
+    return "";
+  return message;
+}
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Machines without a usable GPU
+//===----------------------------------------------------------------------===//
+
+TEST(NoDriver, EveryCallReportsTheMissingDriver) {
+  rt::Status status = cuda::initialize();
+  ASSERT_FALSE(status);
+  EXPECT_NE(status.message().find("cannot load the CUDA driver"),
+            std::string::npos)
+      << status.message();
+  EXPECT_NE(status.message().find("no NVIDIA driver is installed"),
+            std::string::npos);
+  // The same answer on every call, and the C ABI does nothing.
+  EXPECT_EQ(cuda::initialize().message(), status.message());
+  EXPECT_EQ(mgpuMemAlloc(64, mgpuStreamCreate(), 0), nullptr);
+  void *module = mgpuModuleLoad(const_cast<char *>("FAKE"), 4);
+  EXPECT_EQ(mgpuModuleGetFunction(module, "k"), nullptr);
+  mgpuModuleUnload(module);
+  EXPECT_NE(takeError().find("cannot load the CUDA driver"), std::string::npos);
+  rt::Result<void *> memory = cuda::allocate(16);
+  ASSERT_FALSE(memory);
+  EXPECT_NE(memory.message().find("cannot load the CUDA driver"),
+            std::string::npos);
+}
+
+TEST(NoDevice, NamesTheMissingGpu) {
+  rt::Status status = cuda::initialize();
+  ASSERT_FALSE(status);
+  EXPECT_NE(status.message().find("no CUDA-capable GPU is visible"),
+            std::string::npos)
+      << status.message();
+  EXPECT_NE(status.message().find("CUDA_ERROR_NO_DEVICE"), std::string::npos);
+}
+
+TEST(OldDriver, NamesTheVersions) {
+  rt::Status status = cuda::initialize();
+  ASSERT_FALSE(status);
+  EXPECT_NE(status.message().find("supports CUDA 12.4"), std::string::npos)
+      << status.message();
+  EXPECT_NE(status.message().find("CUDA 13.0 or newer"), std::string::npos);
+}
+
+TEST(OldGpu, NamesTheComputeCapability) {
+  rt::Status status = cuda::initialize();
+  ASSERT_FALSE(status);
+  EXPECT_NE(status.message().find("compute capability 7.5"), std::string::npos)
+      << status.message();
+}
+
+//===----------------------------------------------------------------------===//
+// A (fake) GPU
+//===----------------------------------------------------------------------===//
+
+TEST(FakeGpu, DeviceFromTheLocalRank) {
+  ASSERT_TRUE(cuda::initialize()) << cuda::initialize().message();
+  rt::Result<cuda::DeviceInfo> device = cuda::getDevice();
+  ASSERT_TRUE(device);
+  // OMPI_COMM_WORLD_LOCAL_RANK=3 over 2 devices.
+  EXPECT_EQ(device->ordinal, 1);
+  EXPECT_EQ(device->count, 2);
+  EXPECT_EQ(device->name, "Fake GPU 1");
+  EXPECT_EQ(device->major, 9);
+  EXPECT_EQ(device->driverVersion, 13000);
+}
+
+TEST(FakeGpu, PoolReusesBlocksBySizeClass) {
+  auto allocations = driver<int (*)()>("fake_cuda_allocations");
+  ASSERT_TRUE(allocations);
+  int before = allocations();
+  rt::Result<void *> a = cuda::allocate(1000);
+  ASSERT_TRUE(a) << a.message();
+  cuda::release(*a);
+  // 1000 and 1024 bytes share the 1 KiB class: the block is reused.
+  rt::Result<void *> b = cuda::allocate(1024);
+  ASSERT_TRUE(b);
+  EXPECT_EQ(*a, *b);
+  EXPECT_EQ(allocations(), before + 1);
+  // A block in use is not handed out twice.
+  rt::Result<void *> c = cuda::allocate(1000);
+  ASSERT_TRUE(c);
+  EXPECT_NE(*b, *c);
+  cuda::PoolStatistics stats = cuda::getPoolStatistics();
+  EXPECT_EQ(stats.inUse, 2048u);
+  cuda::release(*b);
+  cuda::release(*c);
+  EXPECT_EQ(cuda::getPoolStatistics().cached, 2048u);
+  EXPECT_EQ(cuda::allocate(0).value(), nullptr);
+  EXPECT_EQ(takeError(), "");
+}
+
+TEST(FakeGpu, CopiesRoundTrip) {
+  std::vector<float> host(1000), back(1000, -1.0f);
+  for (size_t i = 0; i < host.size(); ++i)
+    host[i] = float(i) * 0.5f;
+  size_t bytes = host.size() * sizeof(float);
+  void *device = cuda::allocate(bytes).value();
+  void *other = cuda::allocate(bytes).value();
+  ASSERT_TRUE(cuda::copyToDevice(device, host.data(), bytes));
+  ASSERT_TRUE(cuda::copyOnDevice(other, device, bytes));
+  ASSERT_TRUE(cuda::copyToHost(back.data(), other, bytes));
+  EXPECT_EQ(back, host);
+  ASSERT_TRUE(cuda::fillZero(other, bytes));
+  ASSERT_TRUE(cuda::copyToHost(back.data(), other, bytes));
+  EXPECT_EQ(back, std::vector<float>(1000, 0.0f));
+  cuda::release(device);
+  cuda::release(other);
+}
+
+TEST(FakeGpu, OutOfMemoryReleasesTheCacheThenNamesTheSizes) {
+  auto setLimit = driver<void (*)(size_t)>("fake_cuda_set_memory_limit");
+  auto frees = driver<int (*)()>("fake_cuda_frees");
+  ASSERT_TRUE(setLimit && frees);
+  cuda::releaseCachedMemory();
+  setLimit(size_t(8) << 20);
+  // 6 MiB in the cache, then 6 MiB more: the cache is freed to make room.
+  void *a = cuda::allocate(size_t(6) << 20).value();
+  cuda::release(a);
+  int freesBefore = frees();
+  rt::Result<void *> b = cuda::allocate(size_t(5) << 20);
+  ASSERT_TRUE(b) << b.message();
+  // 5 MiB rounds up to the 6 MiB class: the cached block is reused.
+  EXPECT_EQ(*b, a);
+  rt::Result<void *> c = cuda::allocate(size_t(4) << 20);
+  ASSERT_FALSE(c);
+  EXPECT_NE(c.message().find("cannot allocate 4 MiB of GPU memory"),
+            std::string::npos)
+      << c.message();
+  EXPECT_NE(c.message().find("6 MiB in use by this program"),
+            std::string::npos)
+      << c.message();
+  EXPECT_NE(c.message().find("CUDA_ERROR_OUT_OF_MEMORY"), std::string::npos);
+  cuda::release(*b);
+  rt::Result<void *> d = cuda::allocate(size_t(4) << 20);
+  ASSERT_TRUE(d) << d.message();
+  EXPECT_GT(frees(), freesBefore);
+  cuda::release(*d);
+  setLimit(SIZE_MAX);
+}
+
+TEST(FakeGpu, ModulesLoadWhenAKernelIsFirstLookedUp) {
+  auto loads = driver<int (*)()>("fake_cuda_module_loads");
+  auto launches = driver<int (*)()>("fake_cuda_launches");
+  auto last = driver<const char *(*)()>("fake_cuda_last_launch");
+  auto grid = driver<unsigned (*)(int)>("fake_cuda_last_grid");
+  ASSERT_TRUE(loads && launches && last && grid);
+  static char image[] = "FAKE cubin";
+  int loadsBefore = loads();
+  void *module = mgpuModuleLoad(image, sizeof(image));
+  EXPECT_EQ(loads(), loadsBefore);
+  void *f = mgpuModuleGetFunction(module, "add_kernel");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(mgpuModuleGetFunction(module, "add_kernel"), f);
+  EXPECT_EQ(loads(), loadsBefore + 1);
+  int launchesBefore = launches();
+  void *stream = mgpuStreamCreate();
+  mgpuLaunchKernel(f, 4, 2, 1, 128, 1, 1, 0, stream, nullptr, nullptr, 0);
+  mgpuStreamSynchronize(stream);
+  mgpuStreamDestroy(stream);
+  EXPECT_EQ(launches(), launchesBefore + 1);
+  EXPECT_STREQ(last(), "add_kernel");
+  EXPECT_EQ(grid(0), 4u);
+  EXPECT_EQ(grid(1), 2u);
+  // An empty grid launches nothing.
+  mgpuLaunchKernel(f, 0, 1, 1, 128, 1, 1, 0, nullptr, nullptr, nullptr, 0);
+  EXPECT_EQ(launches(), launchesBefore + 1);
+  EXPECT_EQ(takeError(), "");
+  mgpuModuleUnload(module);
+}
+
+TEST(FakeGpu, ErrorsNameTheKernelAndStopLaterWork) {
+  auto failLaunch = driver<void (*)(int)>("fake_cuda_fail_next_launch");
+  auto failSync = driver<void (*)(int)>("fake_cuda_fail_next_sync");
+  auto launches = driver<int (*)()>("fake_cuda_launches");
+  ASSERT_TRUE(failLaunch && failSync && launches);
+  static char image[] = "FAKE cubin";
+  void *module = mgpuModuleLoad(image, sizeof(image));
+  void *f = mgpuModuleGetFunction(module, "softmax_kernel");
+  ASSERT_NE(f, nullptr);
+
+  failLaunch(701); // CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES
+  mgpuLaunchKernel(f, 1, 1, 1, 1024, 1, 1, 0, nullptr, nullptr, nullptr, 0);
+  // After the error, nothing more is launched until it is taken.
+  int launchesAfterError = launches();
+  mgpuLaunchKernel(f, 1, 1, 1, 32, 1, 1, 0, nullptr, nullptr, nullptr, 0);
+  EXPECT_EQ(launches(), launchesAfterError);
+  std::string error = takeError();
+  EXPECT_NE(error.find("launching GPU kernel softmax_kernel (grid 1x1x1, "
+                       "block 1024x1x1)"),
+            std::string::npos)
+      << error;
+  EXPECT_NE(error.find("CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES"),
+            std::string::npos);
+  EXPECT_EQ(takeError(), "");
+
+  // An error the stream reports later names the last kernel launched.
+  mgpuLaunchKernel(f, 1, 1, 1, 32, 1, 1, 0, nullptr, nullptr, nullptr, 0);
+  failSync(700); // CUDA_ERROR_ILLEGAL_ADDRESS
+  rt::Status status = cuda::synchronize();
+  ASSERT_FALSE(status);
+  EXPECT_NE(status.message().find("the last kernel launched was "
+                                  "softmax_kernel"),
+            std::string::npos)
+      << status.message();
+  EXPECT_NE(status.message().find("an illegal memory access"),
+            std::string::npos);
+
+  // A kernel the module lacks, and a module the GPU cannot load.
+  EXPECT_EQ(mgpuModuleGetFunction(module, "missing_kernel"), nullptr);
+  error = takeError();
+  EXPECT_NE(error.find("no GPU kernel missing_kernel"), std::string::npos)
+      << error;
+  static char wrong[] = "ELF for another GPU";
+  void *bad = mgpuModuleLoad(wrong, sizeof(wrong));
+  EXPECT_EQ(mgpuModuleGetFunction(bad, "k"), nullptr);
+  error = takeError();
+  EXPECT_NE(error.find("cannot load the program's GPU kernels on GPU 1 "
+                       "(Fake GPU 1, sm_90)"),
+            std::string::npos)
+      << error;
+  mgpuModuleUnload(bad);
+  mgpuModuleUnload(module);
+}
+
+namespace {
+/// Row-major C = op(A) op(B) + beta C in double, with leading dimensions.
+void referenceGemm(int64_t tA, int64_t tB, int64_t m, int64_t n, int64_t k,
+                   float alpha, const float *a, int64_t lda, const float *b,
+                   int64_t ldb, float beta, const float *c0, float *c,
+                   int64_t ldc) {
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      double sum = 0;
+      for (int64_t l = 0; l < k; ++l) {
+        double x = tA ? a[l * lda + i] : a[i * lda + l];
+        double y = tB ? b[j * ldb + l] : b[l * ldb + j];
+        sum += x * y;
+      }
+      c[i * ldc + j] = float(alpha * sum + beta * c0[i * ldc + j]);
+    }
+}
+} // namespace
+
+TEST(FakeGpu, GemmMapsRowMajorProductsOntoCublas) {
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> dist(-1, 1);
+  const int64_t m = 5, n = 7, k = 3, batch = 2;
+  for (int64_t tA : {0, 1})
+    for (int64_t tB : {0, 1}) {
+      // Padded leading dimensions and batch strides beyond the matrices.
+      int64_t lda = (tA ? m : k) + 2, ldb = (tB ? k : n) + 1, ldc = n + 3;
+      int64_t sa = (tA ? k : m) * lda + 4, sb = (tB ? n : k) * ldb + 5,
+              sc = m * ldc + 6;
+      std::vector<float> a(batch * sa), b(batch * sb), c(batch * sc), want;
+      for (float &x : a)
+        x = dist(rng);
+      for (float &x : b)
+        x = dist(rng);
+      for (float &x : c)
+        x = dist(rng);
+      want = c;
+      for (int64_t p = 0; p < batch; ++p)
+        referenceGemm(tA, tB, m, n, k, 1.5f, a.data() + p * sa, lda,
+                      b.data() + p * sb, ldb, 0.5f, c.data() + p * sc,
+                      want.data() + p * sc, ldc);
+      tra_cuda_gemm(TRA_CUDA_F32, batch, tA, tB, m, n, k, 1.5f, a.data(), lda,
+                    sa, b.data(), ldb, sb, 0.5f, c.data(), ldc, sc);
+      ASSERT_EQ(takeError(), "");
+      for (int64_t p = 0; p < batch; ++p)
+        for (int64_t i = 0; i < m; ++i)
+          for (int64_t j = 0; j < n; ++j) {
+            size_t at = p * sc + i * ldc + j;
+            EXPECT_NEAR(c[at], want[at], 1e-5)
+                << "transA " << tA << " transB " << tB << " at " << p << ","
+                << i << "," << j;
+          }
+    }
+}
+
+TEST(FakeGpu, GemmElementTypesAndSizeChecks) {
+  auto lastType = fake<int (*)()>(TRA_FAKE_CUBLAS, "fake_cublas_last_type");
+  ASSERT_TRUE(lastType);
+  uint16_t a[4] = {0}, b[4] = {0}, c[4] = {0};
+  tra_cuda_gemm(TRA_CUDA_BF16, 1, 0, 0, 2, 2, 2, 1, a, 2, 0, b, 2, 0, 0, c, 2,
+                0);
+  EXPECT_EQ(lastType(), 14); // CUDA_R_16BF
+  tra_cuda_gemm(TRA_CUDA_F16, 1, 0, 0, 2, 2, 2, 1, a, 2, 0, b, 2, 0, 0, c, 2,
+                0);
+  EXPECT_EQ(lastType(), 2); // CUDA_R_16F
+  EXPECT_EQ(takeError(), "");
+  tra_cuda_gemm(7, 1, 0, 0, 2, 2, 2, 1, a, 2, 0, b, 2, 0, 0, c, 2, 0);
+  EXPECT_NE(takeError().find("unknown element type 7"), std::string::npos);
+  tra_cuda_gemm(TRA_CUDA_F32, 1, 0, 0, int64_t(1) << 31, 2, 2, 1, a, 2, 0, b,
+                2, 0, 0, c, 2, 0);
+  EXPECT_NE(takeError().find("does not fit cuBLAS's 32-bit arguments"),
+            std::string::npos);
+}
