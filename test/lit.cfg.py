@@ -71,6 +71,38 @@ if shutil.which("mpirun"):
         ("%mpirun", "mpirun --allow-run-as-root --oversubscribe "
                     "-x ASAN_OPTIONS=detect_leaks=0:allow_user_poisoning=0"))
 
+# GPU code generation. cuda-toolkit: kernels compile (ptxas and fatbinary of
+# the toolkit the build found) and programs link with runtime/cuda; every
+# GPU compile test runs ptxas for sm_80 and sm_90. cuda-device: a GPU and its
+# driver are present (tests that run kernels compare them with the CPU).
+# %fake_cuda runs a GPU program against the fake driver and cuBLAS of
+# unittests/Cuda (host memory; cuBLAS calls are computed, kernels are not).
+if (config.cuda_runtime == "ON" and config.cuda_toolkit and
+        os.access(os.path.join(config.cuda_toolkit, "bin", "ptxas"), os.X_OK) and
+        os.access(os.path.join(config.cuda_toolkit, "bin", "fatbinary"), os.X_OK)):
+    config.available_features.add("cuda-toolkit")
+    config.substitutions.append(("%cuda_toolkit", config.cuda_toolkit))
+    if config.fake_cuda_driver:
+        config.available_features.add("fake-cuda")
+        config.substitutions.append(
+            ("%fake_cuda", "env TRA_CUDA_DRIVER=%s TRA_CUBLAS=%s"
+             % (config.fake_cuda_driver, config.fake_cublas)))
+
+
+def _has_cuda_device():
+    import ctypes
+    try:
+        cuda = ctypes.CDLL("libcuda.so.1")
+    except OSError:
+        return False
+    count = ctypes.c_int(0)
+    return (cuda.cuInit(0) == 0 and cuda.cuDeviceGetCount(ctypes.byref(count)) == 0
+            and count.value > 0)
+
+
+if "cuda-toolkit" in config.available_features and _has_cuda_device():
+    config.available_features.add("cuda-device")
+
 tools = ["tra-opt", "tra-interpret", "tra-tensor", "tra-compile", "tra-llama", "tra-mpi-check"]
 llvm_config.add_tool_substitutions(
     [ToolSubst(t, unresolved="ignore") for t in tools], [config.tra_tools_dir])

@@ -6,7 +6,22 @@
 #include "tra/Transforms/Passes.h"
 #include "tra/Dialect/TRA/IR/TRADialect.h"
 
+#include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
+#include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
+#include "mlir/Conversion/FuncToLLVM/ConvertFuncToLLVM.h"
+#include "mlir/Conversion/GPUToNVVM/GPUToNVVM.h"
+#include "mlir/Conversion/IndexToLLVM/IndexToLLVM.h"
+#include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
+#include "mlir/Conversion/MemRefToLLVM/MemRefToLLVM.h"
+#include "mlir/Conversion/NVVMToLLVM/NVVMToLLVM.h"
 #include "mlir/Conversion/Passes.h"
+#include "mlir/Conversion/UBToLLVM/UBToLLVM.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Target/LLVM/NVVM/Target.h"
+#include "mlir/Target/LLVMIR/Dialect/GPU/GPUToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/NVVM/NVVMToLLVMIRTranslation.h"
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/IR/ValueBoundsOpInterfaceImpl.h"
@@ -52,6 +67,19 @@
 using namespace mlir;
 using namespace mlir::tra;
 
+std::string mlir::tra::getDefaultCudaToolkit() {
+#ifdef TRA_CUDA_TOOLKIT
+  return TRA_CUDA_TOOLKIT;
+#else
+  return "/usr/local/cuda";
+#endif
+}
+
+/// Whether `options` compile for an NVIDIA GPU.
+static bool isCuda(const TRAToLLVMPipelineOptions &options) {
+  return options.target == "cuda";
+}
+
 bool mlir::tra::isOpenMPRuntimeAvailable() {
 #ifdef TRA_HAVE_OPENMP_RUNTIME
   return true;
@@ -69,7 +97,9 @@ void mlir::tra::buildTRAToLinalgStage(OpPassManager &pm,
     pm.addPass(createInlinerPass());
     pm.addPass(createSymbolDCEPass());
   }
-  if (options.profile)
+  // On a GPU the host only issues work: timing host calls would measure
+  // issuing, not the kernels.
+  if (options.profile && !isCuda(options))
     pm.addPass(createInstrumentProfilePass());
   ConvertTRAToLinalgPassOptions linalgOptions;
   linalgOptions.boundsChecks = options.boundsChecks;
@@ -103,6 +133,7 @@ void mlir::tra::buildBufferizationStage(
   if (options.blas) {
     ConvertLinalgToBLASPassOptions blasOptions;
     blasOptions.minFlops = options.blasMinFlops;
+    blasOptions.target = isCuda(options) ? "cuda" : "cpu";
     pm.addPass(createConvertLinalgToBLASPass(blasOptions));
   }
 }
@@ -155,17 +186,84 @@ void mlir::tra::buildLLVMStage(OpPassManager &pm,
   pm.addPass(createCanonicalizerPass());
 }
 
+void mlir::tra::buildGPUStage(OpPassManager &pm,
+                              const TRAToLLVMPipelineOptions &options) {
+  // Device buffers, and one kernel per linalg op whose loops run inside it.
+  pm.nest<func::FuncOp>().addPass(createExpandStridedCopiesPass());
+  pm.addPass(createMapToGPUPass());
+  OpPassManager &funcPm = pm.nest<func::FuncOp>();
+  funcPm.addPass(createConvertLinalgToLoopsPass());
+  funcPm.addPass(createPromoteAccumulatorsPass());
+  funcPm.addPass(createCanonicalizerPass());
+  funcPm.addPass(createLowerAffinePass());
+  // bf16 arithmetic and integer divisions, on the host and in kernels.
+  funcPm.addPass(createExpandArithPass());
+  pm.addPass(createGpuKernelOutliningPass());
+  // The layers' kernels are compiled once.
+  pm.addPass(createGpuDedupKernelsPass());
+
+  // Kernels: NVVM, then one cubin per chip (ptxas, libdevice from the
+  // toolkit), packed into one fatbin.
+  SmallVector<std::string> chips(options.gpuChips.begin(),
+                                 options.gpuChips.end());
+  if (chips.empty())
+    chips.assign(std::begin(kDefaultGpuChips), std::end(kDefaultGpuChips));
+  for (const std::string &chip : chips) {
+    GpuNVVMAttachTargetOptions target;
+    target.chip = chip;
+    target.optLevel = 3;
+    pm.addPass(createGpuNVVMAttachTarget(target));
+  }
+  OpPassManager &kernelPm = pm.nest<gpu::GPUModuleOp>();
+  kernelPm.addPass(memref::createExpandStridedMetadataPass());
+  kernelPm.addPass(createLowerAffinePass());
+  kernelPm.addPass(createSCFToControlFlowPass());
+  kernelPm.addPass(createConvertGpuOpsToNVVMOps());
+  kernelPm.addPass(createCanonicalizerPass());
+  kernelPm.addPass(createReconcileUnrealizedCastsPass());
+  GpuModuleToBinaryPassOptions binary;
+  binary.toolkitPath = options.cudaToolkit;
+  binary.compilationTarget = "bin";
+  pm.addPass(createGpuModuleToBinaryPass(binary));
+  GpuFatbinPassOptions fatbin;
+  fatbin.toolkit = options.cudaToolkit;
+  pm.addPass(createGpuFatbinPass(fatbin));
+
+  // The host: launches and allocations become calls of runtime/cuda.
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  pm.addPass(createLowerAffinePass());
+  OpPassManager &hostPm = pm.nest<func::FuncOp>();
+  hostPm.addPass(createSCFToControlFlowPass());
+  hostPm.addPass(createCanonicalizerPass());
+  FinalizeMemRefToLLVMConversionPassOptions memrefOptions;
+  memrefOptions.useGenericFunctions = true;
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass(memrefOptions));
+  pm.addPass(createConvertMathToLLVMPass());
+  pm.addPass(createArithToLLVMConversionPass());
+  pm.addPass(createConvertIndexToLLVMPass());
+  pm.addPass(createConvertControlFlowToLLVMPass());
+  pm.addPass(createGpuToLLVMConversionPass());
+  pm.addPass(createConvertFuncToLLVMPass());
+  pm.addPass(createUBToLLVMConversionPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+  pm.addPass(createCanonicalizerPass());
+}
+
 void mlir::tra::buildTRAToLLVMPipeline(
     OpPassManager &pm, const TRAToLLVMPipelineOptions &options) {
   buildTRAToLinalgStage(pm, options);
   buildBufferizationStage(pm, options);
-  buildLLVMStage(pm, options);
+  if (isCuda(options))
+    buildGPUStage(pm, options);
+  else
+    buildLLVMStage(pm, options);
 }
 
 void mlir::tra::registerTRAToLLVMPipeline() {
   PassPipelineRegistration<TRAToLLVMPipelineOptions>(
       "tra-lower-to-llvm",
-      "Lower a model-level tra module to the LLVM dialect for one CPU device",
+      "Lower a model-level tra module to the LLVM dialect for one device (a "
+      "CPU, or an NVIDIA GPU with target=cuda)",
       buildTRAToLLVMPipeline);
 }
 
@@ -175,7 +273,7 @@ void mlir::tra::registerTRACodegenDialects(DialectRegistry &registry) {
                   func::FuncDialect, index::IndexDialect, linalg::LinalgDialect,
                   LLVM::LLVMDialect, math::MathDialect, memref::MemRefDialect,
                   omp::OpenMPDialect, scf::SCFDialect, tensor::TensorDialect,
-                  ub::UBDialect>();
+                  ub::UBDialect, gpu::GPUDialect, NVVM::NVVMDialect>();
   func::registerInlinerExtension(registry);
   // Bufferization.
   arith::registerBufferizableOpInterfaceExternalModels(registry);
@@ -201,4 +299,21 @@ void mlir::tra::registerTRACodegenDialects(DialectRegistry &registry) {
   registerBuiltinDialectTranslation(registry);
   registerLLVMDialectTranslation(registry);
   registerOpenMPDialectTranslation(registry);
+  // GPU programs: kernels compiled for NVVM targets, gpu.binary embedded and
+  // gpu.launch_func translated to runtime calls.
+  registerGPUDialectTranslation(registry);
+  registerNVVMDialectTranslation(registry);
+  gpu::registerOffloadingLLVMTranslationInterfaceExternalModels(registry);
+  NVVM::registerNVVMTargetInterfaceExternalModels(registry);
+  // convert-gpu-to-nvvm lowers the other dialects in kernels through their
+  // ConvertToLLVM interfaces.
+  arith::registerConvertArithToLLVMInterface(registry);
+  cf::registerConvertControlFlowToLLVMInterface(registry);
+  registerConvertFuncToLLVMInterface(registry);
+  index::registerConvertIndexToLLVMInterface(registry);
+  registerConvertMathToLLVMInterface(registry);
+  registerConvertMemRefToLLVMInterface(registry);
+  NVVM::registerConvertGpuToNVVMInterface(registry);
+  registerConvertNVVMToLLVMInterface(registry);
+  ub::registerConvertUBToLLVMInterface(registry);
 }

@@ -16,7 +16,9 @@
 #include "tra/Dialect/Plan/IR/PlanDialect.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/Dialect/Func/Extensions/InlinerExtension.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -72,6 +74,12 @@ int main(int argc, char **argv) {
   mlir::tra::plan::registerPlanningPipeline();
   mlir::tra::registerTRAToLLVMPipeline();
   mlir::bufferization::registerOneShotBufferizePass();
+  // The upstream GPU passes of the target=cuda pipeline, to run its steps
+  // one by one.
+  mlir::registerGPUPasses();
+  mlir::registerConvertGpuOpsToNVVMOpsPass();
+  mlir::registerGpuToLLVMConversionPass();
+  mlir::registerReconcileUnrealizedCastsPass();
   if (!preloadPassPlugins(argc, argv))
     return 1;
 

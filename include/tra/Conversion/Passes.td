@@ -96,7 +96,7 @@ def ConvertTRAToLinalgPass : Pass<"tra-convert-to-linalg"> {
 
 def ConvertLinalgToBLASPass
     : Pass<"tra-linalg-to-blas", "::mlir::ModuleOp"> {
-  let summary = "Call the runtime's BLAS sgemm for f32 contractions on buffers";
+  let summary = "Call the runtime's BLAS (OpenBLAS, or cuBLAS on GPUs) for contractions on buffers";
   let description = [{
     Replaces every f32 linalg contraction on memrefs (`linalg.contract`,
     `linalg.matmul`, `linalg.batch_matmul`, or a `linalg.generic` with a
@@ -146,6 +146,11 @@ def ConvertLinalgToBLASPass
     Option<"minFlops", "min-flops", "int64_t", /*default=*/"0",
            "Leave contractions with fewer multiply-adds than this to the "
            "generated loops">,
+    Option<"target", "target", "std::string", /*default=*/"\"cpu\"",
+           "cpu: f32 contractions call tra_exec_sgemm (OpenBLAS); cuda: "
+           "f32, f16 and bf16 contractions on device memory call "
+           "tra_cuda_gemm (cuBLAS, f32 accumulation), with the element "
+           "type (0 f32, 1 f16, 2 bf16) as the first argument">,
   ];
 }
 

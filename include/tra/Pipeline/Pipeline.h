@@ -1,8 +1,9 @@
 //===- Pipeline.h - From model-level tra to the LLVM dialect ----*- C++ -*-===//
 //
 // The pass pipeline that lowers a model-level tra module to the LLVM dialect
-// for one CPU device: tra to linalg on tensors, bufferization, BLAS calls for
-// contractions, loops, and the LLVM dialect. It is built in three stages so
+// for one device, a CPU or an NVIDIA GPU: tra to linalg on tensors,
+// bufferization, BLAS (or cuBLAS) calls for contractions, loops (or GPU
+// kernels), and the LLVM dialect. It is built in three stages so
 // that a driver can stop or print after each one (docs/Lowering.md).
 //
 //===----------------------------------------------------------------------===//
@@ -23,6 +24,9 @@ namespace tra {
 /// Returns true if this build links executables with an OpenMP runtime
 /// (libomp), so that generated code may use OpenMP threads.
 bool isOpenMPRuntimeAvailable();
+
+/// The CUDA toolkit this build found (its ptxas), or "/usr/local/cuda".
+std::string getDefaultCudaToolkit();
 
 /// Options of the `tra-lower-to-llvm` pipeline.
 struct TRAToLLVMPipelineOptions
@@ -78,7 +82,25 @@ struct TRAToLLVMPipelineOptions
       llvm::cl::desc("Parallelize loop nests whose iterations times body "
                      "operations are at least this"),
       llvm::cl::init(4194304)};
+  PassOptions::Option<std::string> target{
+      *this, "target",
+      llvm::cl::desc("Where the program runs: cpu (the host's cores) or cuda "
+                     "(an NVIDIA GPU: buffers in device memory, linalg ops "
+                     "as kernels, contractions through cuBLAS)"),
+      llvm::cl::init("cpu")};
+  PassOptions::ListOption<std::string> gpuChips{
+      *this, "gpu-chips",
+      llvm::cl::desc("target=cuda: the chips to compile kernels for (ptxas "
+                     "runs once per chip; the program carries all of them)")};
+  PassOptions::Option<std::string> cudaToolkit{
+      *this, "cuda-toolkit",
+      llvm::cl::desc("target=cuda: the CUDA toolkit whose ptxas, fatbinary "
+                     "and libdevice are used"),
+      llvm::cl::init(getDefaultCudaToolkit())};
 };
+
+/// The chips GPU kernels are compiled for when `gpu-chips` is empty.
+inline constexpr const char *kDefaultGpuChips[] = {"sm_80", "sm_90"};
 
 /// Stage 1, on tensors: checks and marks the entry function, inlines calls,
 /// instruments ops for profiling, lowers tra to linalg/tensor/arith/cf and
@@ -97,7 +119,15 @@ void buildBufferizationStage(OpPassManager &pm,
 /// remaining dialect to LLVM.
 void buildLLVMStage(OpPassManager &pm, const TRAToLLVMPipelineOptions &options);
 
-/// The three stages in order: a model-level tra module to the LLVM dialect.
+/// Stage 3 for target=cuda, buffers to the LLVM dialect on an NVIDIA GPU:
+/// device buffers and one kernel per linalg op (tra-map-to-gpu), kernels
+/// outlined and compiled for every chip of `gpu-chips` (NVVM, ptxas) into one
+/// fatbin (tra-gpu-fatbin), the host code lowered to the LLVM dialect with
+/// the runtime calls of runtime/cuda (gpu-to-llvm).
+void buildGPUStage(OpPassManager &pm, const TRAToLLVMPipelineOptions &options);
+
+/// The three stages in order: a model-level tra module to the LLVM dialect
+/// (stage 3 is buildGPUStage for target=cuda).
 void buildTRAToLLVMPipeline(OpPassManager &pm,
                             const TRAToLLVMPipelineOptions &options);
 

@@ -370,4 +370,130 @@ def ApproximateMathPass : Pass<"tra-approximate-math"> {
   ];
 }
 
+//===----------------------------------------------------------------------===//
+// NVIDIA GPUs
+//===----------------------------------------------------------------------===//
+
+def MapToGPUPass : Pass<"tra-map-to-gpu", "::mlir::ModuleOp"> {
+  let summary = "Run the buffers and linalg ops of host functions on a GPU";
+  let description = [{
+    After bufferization (and `tra-linalg-to-blas{target=cuda}`), makes every
+    buffer of every function device memory and every linalg op a GPU kernel,
+    leaving on the host only control flow, index arithmetic, runtime calls
+    and the launches:
+
+    * `memref.alloc`, `memref.alloca` and `memref.dealloc` become
+      `gpu.alloc` / `gpu.dealloc`; a `memref.get_global` (a host constant)
+      is copied into a device buffer; a contiguous `memref.copy` becomes a
+      call of `tra_cuda_memcpy`, any other copy a `linalg.copy`;
+    * each linalg op becomes one `gpu.launch`: its parallel dimensions that
+      index every output are tiled by 1 into an `scf.parallel` (one
+      iteration per output element), whose iterations are linearized over
+      1-D blocks of `block-size` threads, innermost dimension fastest; the
+      other dimensions stay loops inside the kernel (`convert-linalg-to-loops`
+      lowers them there). An op without such dimensions runs on one thread;
+    * a host `memref.load` / `memref.store` of a device buffer (a position
+      read for a dynamic slice) goes through a one-element host buffer
+      copied with `tra_cuda_read` (which waits) / `tra_cuda_write`.
+
+    Launches, allocations and frees are async ops on fresh `gpu.wait async`
+    tokens: the CUDA runtime (`runtime/cuda`) runs all of a process's GPU
+    work on one stream, which orders it, and the host waits only in
+    `tra_cuda_read` and when the caller synchronizes.
+
+    ```mlir
+    linalg.generic {indexing_maps = [#id, #id],
+                    iterator_types = ["parallel", "parallel"]}
+        ins(%x : memref<4x8xf32>) outs(%y : memref<4x8xf32>) {...}
+    ```
+
+    becomes (`%total` = 32 iterations, one block of 256 threads)
+
+    ```mlir
+    %t = gpu.wait async
+    %done = gpu.launch async [%t] blocks(%bx, %by, %bz) in (%gx = %c1, ...)
+        threads(%tx, %ty, %tz) in (%sx = %c256, ...) {
+      %id = ... %bx * 256 + %tx ...
+      scf.if %id < %total {
+        // %i = %id / 8, %j = %id % 8
+        %xs = memref.subview %x[%i, %j] [1, 1] [1, 1] ...
+        linalg.generic ... ins(%xs ...) outs(%ys ...) {...}
+      }
+      gpu.terminator
+    }
+    ```
+  }];
+  let options = [
+    Option<"blockSize", "block-size", "int64_t", /*default=*/"256",
+           "Threads per block of the kernels">,
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::func::FuncDialect",
+    "::mlir::gpu::GPUDialect",
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::LLVM::LLVMDialect",
+    "::mlir::memref::MemRefDialect",
+    "::mlir::scf::SCFDialect",
+  ];
+}
+
+def GpuFatbinPass : Pass<"tra-gpu-fatbin", "::mlir::ModuleOp"> {
+  let summary = "Pack the cubins of each gpu.binary into one CUDA fatbin";
+  let description = [{
+    `gpu-module-to-binary{format=bin}` writes one cubin per NVVM target of a
+    `gpu.module` (ptxas compiles the kernels once per chip), and the
+    translation of `gpu.binary` embeds one object. This pass packs the
+    cubins of every `gpu.binary` into one fatbin with the CUDA toolkit's
+    `fatbinary`, so that the program carries machine code for every chip it
+    was compiled for (by default sm_80 and sm_90) and the driver picks the
+    one for the GPU it runs on. The packed object records the chips in its
+    `tra.chips` property.
+
+    ```mlir
+    gpu.binary @kernels [#gpu.object<#nvvm.target<chip = "sm_80">, bin = "...">,
+                         #gpu.object<#nvvm.target<chip = "sm_90">, bin = "...">]
+    ```
+
+    becomes
+
+    ```mlir
+    gpu.binary @kernels [#gpu.object<#nvvm.target<chip = "sm_80">,
+        properties = {tra.chips = ["sm_80", "sm_90"]}, fatbin = "...">]
+    ```
+  }];
+  let options = [
+    Option<"toolkit", "toolkit", "std::string", /*default=*/"\"/usr/local/cuda\"",
+           "The CUDA toolkit (its bin/fatbinary is run)">,
+  ];
+}
+
+def GpuDedupKernelsPass : Pass<"tra-gpu-dedup-kernels", "::mlir::ModuleOp"> {
+  let summary = "Keep one gpu.module of each set of identical kernel modules";
+  let description = [{
+    `gpu-kernel-outlining` writes one `gpu.module` per `gpu.launch`. A
+    model's layers are the same code on different weights, so most of those
+    modules are identical (LLaMA-7B's 32 layers give 32 copies of each
+    kernel), and each copy would be compiled by LLVM and ptxas once per
+    chip. This pass keeps the first of each set of modules whose contents
+    (kernels and targets) are identical and points the launches of the others
+    at it.
+
+    ```mlir
+    gpu.launch_func @layer_kernel::@layer_kernel ...
+    gpu.launch_func @layer_kernel_7::@layer_kernel ...
+    gpu.module @layer_kernel { gpu.func @layer_kernel(...) kernel {...} }
+    gpu.module @layer_kernel_7 { gpu.func @layer_kernel(...) kernel {...} }
+    ```
+
+    becomes, when the two modules' contents are the same,
+
+    ```mlir
+    gpu.launch_func @layer_kernel::@layer_kernel ...
+    gpu.launch_func @layer_kernel::@layer_kernel ...
+    gpu.module @layer_kernel { gpu.func @layer_kernel(...) kernel {...} }
+    ```
+  }];
+}
+
 #endif // TRA_TRANSFORMS_PASSES_TD

@@ -1,8 +1,10 @@
-//===- LinalgToBLAS.cpp - f32 contractions on buffers to sgemm calls -----===//
+//===- LinalgToBLAS.cpp - Contractions on buffers to BLAS calls -----------===//
 //
 // A linalg contraction on memrefs whose three operands are (batched)
-// matrices in memory, possibly transposed, becomes one call to the runtime's
-// `tra_exec_sgemm`, which loops over the batch calling `cblas_sgemm`.
+// matrices in memory, possibly transposed, becomes one call to the runtime:
+// for the CPU, `tra_exec_sgemm` (f32), which loops over the batch calling
+// `cblas_sgemm`; for NVIDIA GPUs (`target=cuda`), `tra_cuda_gemm` (f32, f16
+// or bf16 on device memory), which calls cuBLAS's strided batched GEMM.
 //
 // The loop dimensions of a contraction split into batch (in A, B and C), m
 // (A and C), n (B and C) and k (A and B) dimensions. Each class may hold
@@ -41,8 +43,33 @@ namespace tra {
 
 using namespace mlir;
 
-/// The runtime function the contractions call (runtime/exec ABI.h).
+/// The runtime functions the contractions call: runtime/exec's ABI.h (CPU)
+/// and runtime/cuda's ABI.h (GPU, with the element type first).
 static constexpr llvm::StringLiteral kSgemmName = "tra_exec_sgemm";
+static constexpr llvm::StringLiteral kCudaGemmName = "tra_cuda_gemm";
+
+namespace {
+/// Where the contractions run.
+struct BlasTarget {
+  bool cuda = false;
+  StringRef callee() const { return cuda ? kCudaGemmName : kSgemmName; }
+};
+} // namespace
+
+/// The runtime's code for the element type of a GEMM (TraExecDType: f32 0,
+/// f16 1, bf16 2), if `target` supports it.
+static std::optional<int64_t> getGemmElementType(Type type,
+                                                 const BlasTarget &target) {
+  if (type.isF32())
+    return 0;
+  if (!target.cuda)
+    return std::nullopt;
+  if (type.isF16())
+    return 1;
+  if (type.isBF16())
+    return 2;
+  return std::nullopt;
+}
 
 namespace {
 /// A strided 2-D view of an operand: `rows` x `cols` elements, with the
@@ -218,7 +245,8 @@ static std::optional<GemmShape> normalizeForBlas(GemmShape gemm,
 /// by `normalizeForBlas` (`swapped` says whether A and B trade places), if
 /// its operands' layouts allow one.
 static std::optional<GemmShape> analyzeContraction(linalg::LinalgOp op,
-                                                   bool &swapped) {
+                                                   bool &swapped,
+                                                   const BlasTarget &target) {
   MLIRContext *ctx = op.getContext();
   if (!op.hasPureBufferSemantics() || op.getNumDpsInputs() != 2 ||
       op.getNumDpsInits() != 1 || !linalg::isaContractionOpInterface(op))
@@ -242,8 +270,12 @@ static std::optional<GemmShape> analyzeContraction(linalg::LinalgOp op,
   SmallVector<MemRefType> types;
   SmallVector<SmallVector<int64_t>> strides;
   for (OpOperand &operand : op->getOpOperands()) {
+    // The three operands share one element type the target supports.
     auto type = dyn_cast<MemRefType>(operand.get().getType());
-    if (!type || !type.getElementType().isF32() || !type.hasStaticShape())
+    if (!type || !type.hasStaticShape() ||
+        !getGemmElementType(type.getElementType(), target) ||
+        type.getElementType() !=
+            cast<MemRefType>(op->getOperand(0).getType()).getElementType())
       return std::nullopt;
     SmallVector<int64_t> s;
     int64_t offset;
@@ -333,11 +365,17 @@ static std::optional<GemmShape> analyzeContraction(linalg::LinalgOp op,
   return std::nullopt;
 }
 
+/// Returns the bytes of one element of `memref`.
+static int64_t getElementBytes(Value memref) {
+  return cast<MemRefType>(memref.getType()).getElementTypeBitWidth() / 8;
+}
+
 /// Returns the address of the first element of `memref` (an index).
 static Value elementAddress(OpBuilder &b, Location loc, Value memref) {
   auto metadata = memref::ExtractStridedMetadataOp::create(b, loc, memref);
   Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, memref);
-  Value elementSize = arith::ConstantIndexOp::create(b, loc, sizeof(float));
+  Value elementSize =
+      arith::ConstantIndexOp::create(b, loc, getElementBytes(memref));
   Value bytes =
       arith::MulIOp::create(b, loc, metadata.getOffset(), elementSize);
   return arith::AddIOp::create(b, loc, base, bytes);
@@ -350,30 +388,35 @@ static Value toPointer(OpBuilder &b, Location loc, Value address) {
       b, loc, LLVM::LLVMPointerType::get(b.getContext()), asInt);
 }
 
-/// Returns the function type of `tra_exec_sgemm`.
-static FunctionType sgemmType(MLIRContext *ctx) {
+/// Returns the function type of `tra_exec_sgemm` (or, for the GPU, of
+/// `tra_cuda_gemm`: the same with the element type first).
+static FunctionType gemmType(MLIRContext *ctx, const BlasTarget &target) {
   Builder b(ctx);
   Type i64 = b.getI64Type(), f32 = b.getF32Type();
   Type ptr = LLVM::LLVMPointerType::get(ctx);
-  return b.getFunctionType({i64, i64, i64, i64, i64, i64, f32, ptr, i64, i64,
-                            ptr, i64, i64, f32, ptr, i64, i64},
-                           {});
+  SmallVector<Type> args = {i64, i64, i64, i64, i64, i64, f32, ptr, i64,
+                            i64, ptr, i64, i64, f32, ptr, i64, i64};
+  if (target.cuda)
+    args.insert(args.begin(), i64);
+  return b.getFunctionType(args, {});
 }
 
-/// Returns the declaration of `tra_exec_sgemm` in `module`, adding it if
+/// Returns the declaration of the target's GEMM in `module`, adding it if
 /// needed; fails with a diagnostic if the name is taken by something else.
-static FailureOr<func::FuncOp> getOrInsertSgemm(ModuleOp module) {
+static FailureOr<func::FuncOp> getOrInsertGemm(ModuleOp module,
+                                               const BlasTarget &target) {
   MLIRContext *ctx = module.getContext();
-  if (Operation *existing = SymbolTable::lookupSymbolIn(module, kSgemmName)) {
+  StringRef name = target.callee();
+  if (Operation *existing = SymbolTable::lookupSymbolIn(module, name)) {
     auto func = dyn_cast<func::FuncOp>(existing);
-    if (!func || func.getFunctionType() != sgemmType(ctx))
+    if (!func || func.getFunctionType() != gemmType(ctx, target))
       return existing->emitError("symbol '")
-             << kSgemmName << "' is reserved for the BLAS runtime function";
+             << name << "' is reserved for the BLAS runtime function";
     return func;
   }
   OpBuilder b = OpBuilder::atBlockBegin(module.getBody());
   auto func =
-      func::FuncOp::create(b, module.getLoc(), kSgemmName, sgemmType(ctx));
+      func::FuncOp::create(b, module.getLoc(), name, gemmType(ctx, target));
   func.setPrivate();
   return func;
 }
@@ -389,10 +432,11 @@ static bool foldZeroFill(Operation *op, Value output) {
   return true;
 }
 
-/// Replaces `op` by a call to `sgemm` computing `gemm` (normalized by
+/// Replaces `op` by a call to `gemmFunc` computing `gemm` (normalized by
 /// `normalizeForBlas`; `swapped` says whether A and B trade places).
-static void replaceWithSgemm(linalg::LinalgOp op, const GemmShape &gemm,
-                             bool swapped, func::FuncOp sgemm) {
+static void replaceWithGemm(linalg::LinalgOp op, const GemmShape &gemm,
+                            bool swapped, func::FuncOp gemmFunc,
+                            const BlasTarget &target) {
   Value a = op.getDpsInputs()[0], b = op.getDpsInputs()[1];
   Value c = op.getDpsInits()[0];
   if (swapped)
@@ -445,7 +489,7 @@ static void replaceWithSgemm(linalg::LinalgOp op, const GemmShape &gemm,
         if (loop.stride[operand] == 0)
           continue;
         Value bytes = arith::ConstantIndexOp::create(
-            builder, loc, loop.stride[operand] * int64_t(sizeof(float)));
+            builder, loc, loop.stride[operand] * getElementBytes(a));
         Value offset =
             arith::MulIOp::create(builder, loc, forOp.getInductionVar(), bytes);
         address[operand] =
@@ -455,7 +499,11 @@ static void replaceWithSgemm(linalg::LinalgOp op, const GemmShape &gemm,
   }
   for (unsigned operand = 0; operand < 3; ++operand)
     args[kPointerArg[operand]] = toPointer(builder, loc, address[operand]);
-  func::CallOp::create(builder, loc, sgemm, args);
+  if (target.cuda) {
+    Type element = cast<MemRefType>(a.getType()).getElementType();
+    args.insert(args.begin(), i64(*getGemmElementType(element, target)));
+  }
+  func::CallOp::create(builder, loc, gemmFunc, args);
   op->erase();
 }
 
@@ -466,6 +514,14 @@ struct ConvertLinalgToBLASPass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    BlasTarget blasTarget;
+    if (target == "cuda")
+      blasTarget.cuda = true;
+    else if (target != "cpu") {
+      module.emitError("tra-linalg-to-blas: unknown target '")
+          << target << "' (expected cpu or cuda)";
+      return signalPassFailure();
+    }
     struct Match {
       linalg::LinalgOp op;
       GemmShape gemm;
@@ -474,7 +530,8 @@ struct ConvertLinalgToBLASPass
     SmallVector<Match> matches;
     module.walk([&](linalg::LinalgOp op) {
       bool swapped = false;
-      std::optional<GemmShape> gemm = analyzeContraction(op, swapped);
+      std::optional<GemmShape> gemm =
+          analyzeContraction(op, swapped, blasTarget);
       if (!gemm)
         return;
       int64_t flops = gemm->calls() * gemm->batch * gemm->matrixFlops();
@@ -483,11 +540,12 @@ struct ConvertLinalgToBLASPass
     });
     if (matches.empty())
       return;
-    FailureOr<func::FuncOp> sgemm = getOrInsertSgemm(module);
-    if (failed(sgemm))
+    FailureOr<func::FuncOp> gemmFunc = getOrInsertGemm(module, blasTarget);
+    if (failed(gemmFunc))
       return signalPassFailure();
     for (Match &match : matches)
-      replaceWithSgemm(match.op, match.gemm, match.swapped, *sgemm);
+      replaceWithGemm(match.op, match.gemm, match.swapped, *gemmFunc,
+                      blasTarget);
   }
 };
 } // namespace
