@@ -49,8 +49,9 @@ function(tra_path_is_under path dir out)
 endfunction()
 
 # The libraries: every static TRA* library of the compiler (lib/) and the
-# runtime (runtime/). Test helpers (test/, unittests/) and the Python module
-# are not part of the install.
+# runtime (runtime/), and the runtime's shared ones (libtra_cuda.so). Test
+# helpers (test/, unittests/) and the Python module are not part of the
+# install.
 set(TRA_INSTALLED_LIBRARIES)
 set(TRA_INSTALLED_TOOLS)
 tra_collect_targets(${PROJECT_SOURCE_DIR} _tra_all_targets)
@@ -60,8 +61,8 @@ foreach(target IN LISTS _tra_all_targets)
   tra_path_is_under("${source_dir}" ${PROJECT_SOURCE_DIR}/lib in_lib)
   tra_path_is_under("${source_dir}" ${PROJECT_SOURCE_DIR}/runtime in_runtime)
   tra_path_is_under("${source_dir}" ${PROJECT_SOURCE_DIR}/tools in_tools)
-  if(type STREQUAL "STATIC_LIBRARY" AND target MATCHES "^TRA"
-     AND (in_lib OR in_runtime))
+  if((type STREQUAL "STATIC_LIBRARY" OR type STREQUAL "SHARED_LIBRARY")
+     AND target MATCHES "^TRA" AND (in_lib OR in_runtime))
     list(APPEND TRA_INSTALLED_LIBRARIES ${target})
   elseif(type STREQUAL "EXECUTABLE" AND target MATCHES "^tra-"
          AND (in_tools OR in_runtime))

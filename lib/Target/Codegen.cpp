@@ -45,6 +45,8 @@ void mlir::tra::setPipelineOptions(TRAToLLVMPipelineOptions &pipeline,
   pipeline.profile = options.profile;
   if (options.parallelMinWork)
     pipeline.parallelMinWork = *options.parallelMinWork;
+  pipeline.target = options.cuda ? "cuda" : "cpu";
+  pipeline.gpuChips = options.gpuChips;
 }
 
 LogicalResult mlir::tra::lowerToLLVMDialect(ModuleOp module, StringRef entry,
@@ -85,8 +87,12 @@ LogicalResult mlir::tra::compileToObject(ModuleOp module, StringRef output,
     return failure();
 
   llvm::LLVMContext context;
+  ProgramTarget target;
+  target.numThreads = options.numThreads;
+  target.cuda = options.cuda;
+  target.hardware = options.hardwareName;
   std::unique_ptr<llvm::Module> llvmModule =
-      translateToLLVMIR(module, *signature, context, options.numThreads);
+      translateToLLVMIR(module, *signature, context, target);
   if (!llvmModule)
     return failure();
   if (failed(compileLLVMModuleToObject(module, *llvmModule, options, output)))
@@ -117,18 +123,20 @@ LogicalResult mlir::tra::linkCompiledObject(
 }
 
 LogicalResult mlir::tra::compileToExecutable(ModuleOp module, StringRef output,
-                                             const CodegenOptions &options,
-                                             const LinkOptions &linkOptions) {
-  return linkCompiledObject(module, output, linkOptions, [&](StringRef object) {
-    return compileToObject(module, object, options);
-  });
+                                             const CodegenOptions &options) {
+  return linkCompiledObject(module, output,
+                            getExecutableLinkOptions(options.cuda),
+                            [&](StringRef object) {
+                              return compileToObject(module, object, options);
+                            });
 }
 
-LogicalResult mlir::tra::compileToSharedLibrary(
-    ModuleOp module, StringRef output, const CodegenOptions &options,
-    EntrySignature *signature, const LinkOptions &linkOptions) {
+LogicalResult mlir::tra::compileToSharedLibrary(ModuleOp module,
+                                                StringRef output,
+                                                const CodegenOptions &options,
+                                                EntrySignature *signature) {
   return linkCompiledObject(
-      module, output, linkOptions,
+      module, output, getSharedLibraryLinkOptions(options.cuda),
       [&](StringRef object) {
         return compileToObject(module, object, options, signature);
       },
@@ -146,8 +154,8 @@ LibraryPaths mlir::tra::getLibraryPaths(StringRef output) {
 }
 
 LogicalResult mlir::tra::compileToLibrary(ModuleOp module, StringRef output,
-                                          const CodegenOptions &options,
-                                          const LinkOptions &linkOptions) {
+                                          const CodegenOptions &options) {
+  LinkOptions linkOptions = getSharedLibraryLinkOptions(options.cuda);
   LibraryPaths paths = getLibraryPaths(output);
   // Nothing is left behind unless all three files were written.
   bool done = false;

@@ -172,8 +172,11 @@ mlir::tra::compileDistributedToObject(ModuleOp module, StringRef output,
   if (failed(signature))
     return failure();
   llvm::LLVMContext context;
-  std::unique_ptr<llvm::Module> llvmModule = translateDistributedToLLVMIR(
-      module, *signature, context, options.numThreads);
+  ProgramTarget target;
+  target.numThreads = options.numThreads;
+  target.hardware = options.hardwareName;
+  std::unique_ptr<llvm::Module> llvmModule =
+      translateDistributedToLLVMIR(module, *signature, context, target);
   if (!llvmModule)
     return failure();
   return compileLLVMModuleToObject(module, *llvmModule, options, output);

@@ -39,7 +39,8 @@ static void dropForeignArgumentAttributes(ModuleOp module) {
 static std::unique_ptr<llvm::Module>
 translateWithDescriptor(ModuleOp module, const EntrySignature &signature,
                         const DistributedSignature *distributed,
-                        llvm::LLVMContext &context, int64_t numThreads) {
+                        llvm::LLVMContext &context,
+                        const ProgramTarget &target) {
   SmallVector<std::string> opNames;
   if (auto names = module->getAttrOfType<ArrayAttr>("tra.profile_ops"))
     for (auto name : names.getAsRange<StringAttr>())
@@ -52,7 +53,7 @@ translateWithDescriptor(ModuleOp module, const EntrySignature &signature,
     return nullptr;
   }
   if (llvm::Error error = addProgramDescriptor(*llvmModule, signature, opNames,
-                                               numThreads, distributed)) {
+                                               target, distributed)) {
     module.emitError(llvm::toString(std::move(error)));
     return nullptr;
   }
@@ -67,14 +68,14 @@ translateWithDescriptor(ModuleOp module, const EntrySignature &signature,
 
 std::unique_ptr<llvm::Module>
 mlir::tra::translateToLLVMIR(ModuleOp module, const EntrySignature &signature,
-                             llvm::LLVMContext &context, int64_t numThreads) {
-  return translateWithDescriptor(module, signature, nullptr, context,
-                                 numThreads);
+                             llvm::LLVMContext &context,
+                             const ProgramTarget &target) {
+  return translateWithDescriptor(module, signature, nullptr, context, target);
 }
 
 std::unique_ptr<llvm::Module> mlir::tra::translateDistributedToLLVMIR(
     ModuleOp module, const DistributedSignature &signature,
-    llvm::LLVMContext &context, int64_t numThreads) {
+    llvm::LLVMContext &context, const ProgramTarget &target) {
   return translateWithDescriptor(module, signature.global, &signature, context,
-                                 numThreads);
+                                 target);
 }

@@ -67,12 +67,49 @@ LinkOptions mlir::tra::getDistributedLinkOptions() {
   return options;
 }
 
+/// The link options of GPU programs whose runtime archives `list` names.
+static LinkOptions cudaLinkOptions(StringRef list) {
+  LinkOptions options;
+  options.linker = TRA_EXEC_LINKER;
+  options.runtimeLibraries = locateRuntimeLibraries(list);
+  if (options.runtimeLibraries.empty())
+    return options;
+  // libtra_cuda.so is found at run time beside the program, in ../lib (a
+  // copied or installed program), or where it was linked from.
+  StringRef cudaLibrary = options.runtimeLibraries.back();
+  options.systemLibraries = {
+      "-Wl,-rpath," + llvm::sys::path::parent_path(cudaLibrary).str(),
+      "-Wl,-rpath,$ORIGIN", "-Wl,-rpath,$ORIGIN/../lib"};
+  for (std::string &library : splitList(TRA_EXEC_GPU_SYSTEM_LIBRARIES))
+    options.systemLibraries.push_back(std::move(library));
+  return options;
+}
+
+LinkOptions mlir::tra::getCudaLinkOptions() {
+  return cudaLinkOptions(TRA_EXEC_CUDA_RUNTIME_LIBRARIES);
+}
+
+LinkOptions mlir::tra::getCudaSharedLibraryLinkOptions() {
+  return cudaLinkOptions(TRA_EXEC_CUDA_SHARED_RUNTIME_LIBRARIES);
+}
+
+LinkOptions mlir::tra::getExecutableLinkOptions(bool cuda) {
+  return cuda ? getCudaLinkOptions() : getDefaultLinkOptions();
+}
+
+LinkOptions mlir::tra::getSharedLibraryLinkOptions(bool cuda) {
+  return cuda ? getCudaSharedLibraryLinkOptions()
+              : getDefaultSharedLibraryLinkOptions();
+}
+
 llvm::Error mlir::tra::linkObjects(ArrayRef<std::string> objects,
                                    StringRef output, const LinkOptions &options,
                                    LinkKind kind) {
   if (options.runtimeLibraries.empty())
-    return llvm::createStringError("this compiler was built without the "
-                                   "executable runtime (runtime/exec)");
+    return llvm::createStringError(
+        "this compiler was built without the runtime this program links "
+        "(runtime/exec; for GPUs also runtime/cuda, which needs the CUDA "
+        "toolkit's headers)");
   llvm::ErrorOr<std::string> linker =
       llvm::sys::path::is_absolute(options.linker)
           ? llvm::ErrorOr<std::string>(options.linker)

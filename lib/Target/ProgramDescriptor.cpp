@@ -2,6 +2,8 @@
 
 #include "tra/Target/ProgramDescriptor.h"
 
+#include "tra/Exec/ABI.h"
+
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/Module.h"
 
@@ -20,7 +22,7 @@ public:
   /// Adds `tra_exec_program` and its `run` function, with `opNames` as the
   /// profiled ops.
   llvm::Error build(const EntrySignature &signature,
-                    ArrayRef<std::string> opNames, int64_t numThreads,
+                    ArrayRef<std::string> opNames, const ProgramTarget &target,
                     const DistributedSignature *distributed);
 
 private:
@@ -226,7 +228,7 @@ DescriptorBuilder::rankTable(const DistributedSignature &distributed) {
 
 llvm::Error DescriptorBuilder::build(const EntrySignature &signature,
                                      ArrayRef<std::string> opNames,
-                                     int64_t numThreads,
+                                     const ProgramTarget &target,
                                      const DistributedSignature *distributed) {
   llvm::Constant *run = llvm::ConstantPointerNull::get(ptrType);
   llvm::Constant *ranks = llvm::ConstantPointerNull::get(ptrType);
@@ -245,17 +247,22 @@ llvm::Error DescriptorBuilder::build(const EntrySignature &signature,
       privateGlobal(llvm::ConstantDataArray::getString(ctx, signature.function),
                     "tra_exec.entry_name");
   // The fields of TraExecProgram, in order.
+  llvm::Constant *hardware =
+      privateGlobal(llvm::ConstantDataArray::getString(ctx, target.hardware),
+                    "tra_exec.hardware");
   auto *programType = llvm::StructType::get(
       ctx, {i64Type, ptrType, i64Type, ptrType, i64Type, ptrType, ptrType,
-            i64Type, i64Type, ptrType, i64Type, ptrType, i64Type});
+            i64Type, i64Type, ptrType, i64Type, ptrType, i64Type, i64Type,
+            ptrType});
   llvm::Constant *program = llvm::ConstantStruct::get(
       programType,
-      {i64(kExecABIVersion), entryName, i64(signature.inputs.size()),
+      {i64(TRA_EXEC_ABI_VERSION), entryName, i64(signature.inputs.size()),
        tensorTable(signature.inputs, "inputs"), i64(signature.outputs.size()),
-       tensorTable(signature.outputs, "outputs"), run, i64(numThreads),
+       tensorTable(signature.outputs, "outputs"), run, i64(target.numThreads),
        i64(opNames.size()), stringTable(opNames, "ops"),
        i64(distributed ? distributed->ranks.size() : 0), ranks,
-       i64(distributed ? distributed->fingerprint : 0)});
+       i64(distributed ? distributed->fingerprint : 0),
+       i64(target.cuda ? TRA_EXEC_CUDA : TRA_EXEC_HOST), hardware});
   new llvm::GlobalVariable(module, programType, /*isConstant=*/true,
                            llvm::GlobalValue::ExternalLinkage, program,
                            "tra_exec_program");
@@ -264,8 +271,8 @@ llvm::Error DescriptorBuilder::build(const EntrySignature &signature,
 
 llvm::Error mlir::tra::addProgramDescriptor(
     llvm::Module &module, const EntrySignature &signature,
-    ArrayRef<std::string> profiledOps, int64_t numThreads,
+    ArrayRef<std::string> profiledOps, const ProgramTarget &target,
     const DistributedSignature *distributed) {
-  return DescriptorBuilder(module).build(signature, profiledOps, numThreads,
+  return DescriptorBuilder(module).build(signature, profiledOps, target,
                                          distributed);
 }

@@ -41,10 +41,16 @@ const CublasApi *cublas(const Active &active) {
   static CublasApi api;
   static std::string failure;
   std::call_once(once, [&] {
+    // cuBLAS 13, else 12: the entry points used are the same in both.
     const char *override = std::getenv("TRA_CUBLAS");
     std::string library =
         override && *override ? override : "libcublas.so.13";
     void *handle = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!handle && !(override && *override)) {
+      handle = dlopen("libcublas.so.12", RTLD_NOW | RTLD_LOCAL);
+      if (handle)
+        library = "libcublas.so.12";
+    }
     if (!handle) {
       const char *why = dlerror();
       failure = "cannot load cuBLAS " + library + " (" +

@@ -42,11 +42,6 @@ int environmentOrdinal(const char *name) {
   return int(value);
 }
 
-std::string versionText(int version) {
-  return std::to_string(version / 1000) + "." +
-         std::to_string(version % 1000 / 10);
-}
-
 rt::Status initializeOnce() {
   rt::Result<const DriverApi *> loaded = loadDriver();
   if (!loaded)
@@ -62,12 +57,6 @@ rt::Status initializeOnce() {
     return rt::Error{"the CUDA driver cannot start (cuInit: " +
                      describeResult(api, r) + ")"};
   }
-  // Kernels are compiled by the CUDA 13 toolkit: their cubins need a driver
-  // of CUDA 13.0 or newer.
-  if (version < 13000)
-    return rt::Error{"the NVIDIA driver supports CUDA " + versionText(version) +
-                     "; programs built by tra need a driver for CUDA 13.0 or "
-                     "newer"};
   int count = 0;
   if (CUresult r = api.deviceGetCount(&count); r != CUDA_SUCCESS || count == 0)
     return rt::Error{"no CUDA-capable GPU is visible" +

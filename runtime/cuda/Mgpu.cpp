@@ -12,6 +12,7 @@
 
 #include "tra/Cuda/ABI.h"
 
+#include <cstring>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -91,8 +92,19 @@ extern "C" void *mgpuModuleGetFunction(void *handle, const char *name) {
         r != CUDA_SUCCESS) {
       module->failed = true;
       module->module = nullptr;
+      // Kernels are compiled by the CUDA 13 toolkit; an older driver may
+      // not load them.
+      rt::Result<DeviceInfo> device = getDevice();
+      std::string driver =
+          device && device->driverVersion < 13000
+              ? " (the driver supports CUDA " +
+                    std::to_string(device->driverVersion / 1000) + "." +
+                    std::to_string(device->driverVersion % 1000 / 10) +
+                    "; the kernels were built with CUDA 13: a driver for "
+                    "CUDA 13.0 or newer is needed)"
+              : "";
       recordError("cannot load the program's GPU kernels on " + deviceText() +
-                      " (cuModuleLoadData)",
+                      driver + " (cuModuleLoadData)",
                   r);
       return nullptr;
     }
@@ -209,4 +221,41 @@ extern "C" void mgpuMemset16(void *dst, uint16_t value, size_t count, void *) {
 
 extern "C" void mgpuSetDefaultDevice(int32_t) {
   // The device is chosen once per process (initialize()).
+}
+
+//===----------------------------------------------------------------------===//
+// Copies issued by host code (tra-map-to-gpu)
+//===----------------------------------------------------------------------===//
+
+extern "C" void tra_cuda_memcpy(void *dst, const void *src, int64_t bytes) {
+  Active active = activate();
+  if (!active.api || bytes <= 0)
+    return;
+  check(active,
+        active.api->memcpyAsync(reinterpret_cast<CUdeviceptr>(dst),
+                                reinterpret_cast<CUdeviceptr>(src),
+                                size_t(bytes), active.stream),
+        "copying GPU memory (cuMemcpyAsync)");
+}
+
+extern "C" void tra_cuda_read(void *host, const void *device, int64_t bytes) {
+  if (bytes <= 0)
+    return;
+  Active active = activate();
+  bool ok = active.api &&
+            check(active,
+                  active.api->memcpyAsync(reinterpret_cast<CUdeviceptr>(host),
+                                          reinterpret_cast<CUdeviceptr>(device),
+                                          size_t(bytes), active.stream),
+                  "reading GPU memory (cuMemcpyAsync)") &&
+            check(active, active.api->streamSynchronize(active.stream),
+                  "waiting for the GPU (cuStreamSynchronize)");
+  // Zeros rather than garbage for the host code that goes on until the
+  // error is reported: a position 0 passes every range check.
+  if (!ok)
+    std::memset(host, 0, size_t(bytes));
+}
+
+extern "C" void tra_cuda_write(void *device, const void *host, int64_t bytes) {
+  tra_cuda_memcpy(device, host, bytes);
 }

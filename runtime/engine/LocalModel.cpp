@@ -72,6 +72,12 @@ LocalModel::addProgram(std::unique_ptr<exec::ProgramLibrary> library) {
                                    " ranks (tra-llama-worker runs those "
                                    "under mpirun)");
   const TraExecProgram &desc = library->program();
+  // The engine keeps weights and caches in host memory: a GPU program's
+  // `run` would read them as device pointers.
+  if (desc.device != TRA_EXEC_HOST)
+    return rt::fileError(path, "a program compiled for an NVIDIA GPU; the "
+                               "engine runs host programs only (compile the "
+                               "step with --emulate-on-cpu)");
   int64_t seq = 0;
   for (int64_t i = 0; i < desc.numInputs; ++i)
     if (classifyStepInput(desc.inputs[i].name, p.nLayers).kind ==

@@ -405,6 +405,12 @@ Status checkProgram(const TraExecProgram &program) {
     return Error{"the program was compiled for runtime ABI version " +
                  std::to_string(program.abiVersion) + ", this runtime has " +
                  std::to_string(TRA_EXEC_ABI_VERSION)};
+  if (program.device != TRA_EXEC_HOST && program.device != TRA_EXEC_CUDA)
+    return Error{"the program is for an unknown device kind " +
+                 std::to_string(program.device)};
+  if (program.device == TRA_EXEC_CUDA && program.numRanks > 0)
+    return Error{"distributed programs for GPUs are not supported by this "
+                 "runtime"};
   for (const auto *infos : {program.inputs, program.outputs})
     for (int64_t i = 0, e = infos == program.inputs ? program.numInputs
                                                     : program.numOutputs;
@@ -443,19 +449,69 @@ void printProfile(const TraExecProgram &program, std::vector<double> times,
                  total > 0 ? 100.0 * ms / total : 0.0, program.opNames[op]);
 }
 
-/// Runs the program on `args` and writes the requested outputs.
+/// The device buffers of a GPU program's run, freed when it goes.
+class DeviceBuffers {
+public:
+  explicit DeviceBuffers(const Accelerator &accelerator)
+      : accelerator(accelerator) {}
+  ~DeviceBuffers() {
+    for (void *pointer : pointers)
+      accelerator.release(pointer);
+  }
+  /// A device buffer holding `tensor` (or, with `copy` false, its size).
+  Result<void *> add(const HostTensor &tensor, bool copy) {
+    Result<void *> pointer = accelerator.allocate(tensor.byteSize());
+    if (!pointer)
+      return pointer.error();
+    pointers.push_back(*pointer);
+    if (copy)
+      if (Status status = accelerator.copyToDevice(*pointer, tensor.data(),
+                                                   tensor.byteSize());
+          !status)
+        return status.error();
+    return *pointer;
+  }
+
+private:
+  const Accelerator &accelerator;
+  std::vector<void *> pointers;
+};
+
+/// Runs the program on `args` and writes the requested outputs. A GPU
+/// program (`accelerator`) runs on device copies of the arguments; its
+/// results are copied back once it is done.
 Status run(const TraExecProgram &program, const Options &options,
            std::vector<HostTensor> &args,
-           const std::vector<std::pair<int64_t, std::string>> &writes) {
+           const std::vector<std::pair<int64_t, std::string>> &writes,
+           const Accelerator *accelerator) {
   std::vector<HostTensor> results;
   for (int64_t i = 0; i < program.numOutputs; ++i)
     results.push_back(HostTensor::zeros(*toDType(program.outputs[i].dtype),
                                         shapeOf(program.outputs[i])));
   std::vector<void *> buffers;
-  for (HostTensor &arg : args)
-    buffers.push_back(const_cast<uint8_t *>(arg.data()));
-  for (HostTensor &result : results)
-    buffers.push_back(result.mutableData());
+  std::optional<DeviceBuffers> device;
+  if (accelerator) {
+    device.emplace(*accelerator);
+    for (HostTensor &arg : args) {
+      Result<void *> pointer = device->add(arg, /*copy=*/true);
+      if (!pointer)
+        return Error{"copying the inputs to " + accelerator->describe() +
+                     ": " + pointer.message()};
+      buffers.push_back(*pointer);
+    }
+    for (HostTensor &result : results) {
+      Result<void *> pointer = device->add(result, /*copy=*/false);
+      if (!pointer)
+        return Error{"allocating the outputs on " + accelerator->describe() +
+                     ": " + pointer.message()};
+      buffers.push_back(*pointer);
+    }
+  } else {
+    for (HostTensor &arg : args)
+      buffers.push_back(const_cast<uint8_t *>(arg.data()));
+    for (HostTensor &result : results)
+      buffers.push_back(result.mutableData());
+  }
 
   int64_t threads = options.threads.value_or(
       program.numThreads > 0
@@ -468,12 +524,27 @@ Status run(const TraExecProgram &program, const Options &options,
   for (int64_t i = 0; i < options.repeat; ++i) {
     auto start = std::chrono::steady_clock::now();
     program.run(buffers.data());
+    // A GPU program's work is issued, not done, when run returns.
+    if (accelerator)
+      if (Status status = accelerator->synchronize(); !status)
+        return Error{"running @" + std::string(program.entryName) + " on " +
+                     accelerator->describe() + ": " + status.message()};
     auto end = std::chrono::steady_clock::now();
     times.push_back(
         std::chrono::duration<double, std::milli>(end - start).count());
   }
   if (options.profile)
     printProfile(program, times, threads);
+
+  if (accelerator)
+    for (int64_t i = 0; i < program.numOutputs; ++i)
+      if (Status status = accelerator->copyToHost(
+              results[i].mutableData(), buffers[program.numInputs + i],
+              results[i].byteSize());
+          !status)
+        return Error{"copying result '" + std::string(program.outputs[i].name) +
+                     "' from " + accelerator->describe() + ": " +
+                     status.message()};
 
   for (const auto &[i, file] : writes)
     if (Status status = writeNpy(file, results[i]); !status)
@@ -922,7 +993,8 @@ int fail(const char *program, const std::string &message) {
 } // namespace
 
 int runProgram(const TraExecProgram &program, int argc, char **argv,
-               const Communicator *communicator) {
+               const Communicator *communicator,
+               const Accelerator *accelerator) {
   // Run-time checks in compiled code print with puts() and abort(): flush
   // every line so that the message is not lost in a pipe.
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
@@ -955,13 +1027,31 @@ int runProgram(const TraExecProgram &program, int argc, char **argv,
     return fail(self, "--output-per-rank is for distributed programs; @" +
                           std::string(program.entryName) +
                           " runs on one device");
+  const Accelerator *gpu = nullptr;
+  if (program.device == TRA_EXEC_CUDA) {
+    std::string hardware =
+        program.hardware && *program.hardware ? program.hardware : "a GPU";
+    if (!accelerator)
+      return fail(self, "this program was compiled for " + hardware +
+                            " (NVIDIA GPUs) but linked without the CUDA "
+                            "runtime (runtime/cuda)");
+    // One line: what the program was built for, what it needs, and how to
+    // run the same model here.
+    if (Status status = accelerator->initialize(); !status)
+      return fail(self, "this program was compiled for " + hardware +
+                            " and needs an NVIDIA GPU with a CUDA 13 driver: " +
+                            status.message() +
+                            "; compile the model with --emulate-on-cpu to "
+                            "run it on this machine's CPU");
+    gpu = accelerator;
+  }
   auto writes = resolveOutputs(program, *options);
   if (!writes)
     return fail(self, writes.message());
   Result<std::vector<HostTensor>> args = readArguments(program, *options);
   if (!args)
     return fail(self, args.message());
-  if (Status status = run(program, *options, *args, *writes); !status)
+  if (Status status = run(program, *options, *args, *writes, gpu); !status)
     return fail(self, status.message());
   return 0;
 }

@@ -53,6 +53,9 @@ rt::Status tra::exec::checkDescriptor(const TraExecProgram &p) {
                      std::to_string(TRA_EXEC_ABI_VERSION)};
   if (!p.entryName)
     return rt::Error{"malformed program descriptor"};
+  if (p.device != TRA_EXEC_HOST && p.device != TRA_EXEC_CUDA)
+    return rt::Error{"a program for an unknown device kind " +
+                     std::to_string(p.device)};
   if (rt::Status problem = checkTensors(p.inputs, p.numInputs); !problem.ok())
     return problem;
   if (rt::Status problem = checkTensors(p.outputs, p.numOutputs); !problem.ok())

@@ -10,8 +10,9 @@
 //
 //   exe    a native executable (the default with -o); for hardware with
 //          several devices, an MPI program with one rank per device
-//          (`mpirun -np N OUT ...`). --emulate-on-cpu compiles plans for GPU
-//          hardware with CPU code.
+//          (`mpirun -np N OUT ...`). For one NVIDIA GPU, a program whose
+//          kernels run on the GPU (runtime/cuda); --emulate-on-cpu compiles
+//          plans for GPU hardware with CPU code.
 //   obj    an object file; lib: an object, its C header and a shared library.
 //   plan   the planned IR: every tensor value with its distribution and the
 //          tile moves made explicit (tra_plan dialect); the default without
@@ -278,14 +279,17 @@ int Compiler::emitNative(ModuleOp module,
                             : emit == EmitKind::Lib ? "lib"
                                                     : "obj") +
                 " needs -o FILE");
-  bool hasGpu = false;
+  unsigned gpus = 0;
   for (unsigned d = 0; d < hw.numDevices(); ++d)
-    hasGpu |= hw.getDevice(d).kind == ::tra::hw::DeviceKind::GPU;
-  if (hasGpu && !options.emulateOnCpu)
-    return fail(hw.getName() +
-                " has GPU devices: GPU code generation is not implemented; "
-                "--emulate-on-cpu compiles its plan with CPU code for every "
-                "device (one MPI rank per device)");
+    gpus += hw.getDevice(d).kind == ::tra::hw::DeviceKind::GPU;
+  bool cuda = gpus > 0 && !options.emulateOnCpu;
+  if (cuda && hw.numDevices() != 1)
+    return fail(hw.getName() + " has " + llvm::Twine(hw.numDevices()) +
+                " devices, " + llvm::Twine(gpus) +
+                " of them GPUs: code generation for one GPU is implemented, "
+                "for several (NCCL between them) not yet; --emulate-on-cpu "
+                "compiles its plan with CPU code for every device (one MPI "
+                "rank per device)");
   if (hw.numDevices() != 1)
     return emitDistributed(module, hw);
   OwningOpRef<ModuleOp> planned = module.clone();
@@ -294,6 +298,11 @@ int Compiler::emitNative(ModuleOp module,
   CodegenOptions codegen = codegenOptions();
   codegen.numThreads =
       options.threads ? int64_t(options.threads) : hw.getDevice(0).cores;
+  if (cuda) {
+    codegen.cuda = true;
+    // The host thread only issues work.
+    codegen.numThreads = 1;
+  }
   if (emit == EmitKind::Mlir)
     return emitMlir(module, codegen);
   LogicalResult result =
@@ -330,6 +339,7 @@ int Compiler::emitDistributed(ModuleOp module,
 CodegenOptions Compiler::codegenOptions() const {
   CodegenOptions codegen;
   codegen.entry = options.entry;
+  codegen.hardwareName = options.hw;
   codegen.blas = options.blas;
   codegen.fuseElementwise = options.fuseElementwise;
   if (options.parallelMinWork >= 0)
@@ -345,7 +355,7 @@ int Compiler::emitMlir(ModuleOp module, const CodegenOptions &codegen) {
   const std::pair<StringRef, StageBuilder> stages[] = {
       {"linalg", buildTRAToLinalgStage},
       {"bufferized", buildBufferizationStage},
-      {"llvm", buildLLVMStage}};
+      {"llvm", codegen.cuda ? buildGPUStage : buildLLVMStage}};
   StringRef only = options.stage;
   if (only != "all" && llvm::none_of(stages, [&](const auto &stage) {
         return stage.first == only;

@@ -79,12 +79,20 @@ TEST(NoDevice, NamesTheMissingGpu) {
   EXPECT_NE(status.message().find("CUDA_ERROR_NO_DEVICE"), std::string::npos);
 }
 
-TEST(OldDriver, NamesTheVersions) {
-  rt::Status status = cuda::initialize();
-  ASSERT_FALSE(status);
-  EXPECT_NE(status.message().find("supports CUDA 12.4"), std::string::npos)
-      << status.message();
-  EXPECT_NE(status.message().find("CUDA 13.0 or newer"), std::string::npos);
+TEST(OldDriver, KernelsThatDoNotLoadNameTheVersions) {
+  // An older driver may still run other programs: it is only named when the
+  // kernels do not load.
+  ASSERT_TRUE(cuda::initialize()) << cuda::initialize().message();
+  static char wrong[] = "ELF the driver cannot load";
+  void *module = mgpuModuleLoad(wrong, sizeof(wrong));
+  EXPECT_EQ(mgpuModuleGetFunction(module, "k"), nullptr);
+  std::string error = takeError();
+  EXPECT_NE(error.find("the driver supports CUDA 12.4; the kernels were built "
+                       "with CUDA 13: a driver for CUDA 13.0 or newer is "
+                       "needed"),
+            std::string::npos)
+      << error;
+  mgpuModuleUnload(module);
 }
 
 TEST(OldGpu, NamesTheComputeCapability) {

@@ -59,20 +59,18 @@ LogicalResult linkCompiledObject(
     bool sharedLibrary = false);
 
 /// Compiles `module` to the executable `output`: finds the entry, lowers,
-/// translates, optimizes, emits an object and links it with the runtime.
-/// Errors are emitted as diagnostics. `module` is lowered in place.
-LogicalResult
-compileToExecutable(ModuleOp module, StringRef output,
-                    const CodegenOptions &options,
-                    const LinkOptions &linkOptions = getDefaultLinkOptions());
+/// translates, optimizes, emits an object and links it with the runtime (for
+/// the GPU with options.cuda). Errors are emitted as diagnostics. `module` is
+/// lowered in place.
+LogicalResult compileToExecutable(ModuleOp module, StringRef output,
+                                  const CodegenOptions &options);
 
 /// Compiles `module` to the shared library `output`, which defines
 /// `tra_exec_program` (the descriptor of runtime/exec's ABI.h) and the
 /// runtime functions compiled code calls. `module` is lowered in place.
-LogicalResult compileToSharedLibrary(
-    ModuleOp module, StringRef output, const CodegenOptions &options,
-    EntrySignature *signature = nullptr,
-    const LinkOptions &linkOptions = getDefaultSharedLibraryLinkOptions());
+LogicalResult compileToSharedLibrary(ModuleOp module, StringRef output,
+                                     const CodegenOptions &options,
+                                     EntrySignature *signature = nullptr);
 
 /// The files `compileToLibrary` writes for `-o output`: output without a
 /// trailing ".o", plus ".o", ".h" and ".so".
@@ -85,9 +83,8 @@ LibraryPaths getLibraryPaths(StringRef output);
 /// the runtime's TRAExec archive), its C header (writeCHeader) and a shared
 /// library (the object linked with TRAExec), named by getLibraryPaths.
 /// On failure none of the three is left behind.
-LogicalResult compileToLibrary(
-    ModuleOp module, StringRef output, const CodegenOptions &options,
-    const LinkOptions &linkOptions = getDefaultSharedLibraryLinkOptions());
+LogicalResult compileToLibrary(ModuleOp module, StringRef output,
+                               const CodegenOptions &options);
 
 } // namespace tra
 } // namespace mlir

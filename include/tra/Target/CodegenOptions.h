@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace mlir {
 namespace tra {
@@ -43,6 +44,14 @@ struct CodegenOptions {
   int64_t numThreads = 0;
   /// The pipeline's parallel-min-work, if not its default.
   std::optional<int64_t> parallelMinWork;
+  /// Compile for an NVIDIA GPU (the pipeline's target=cuda): kernels for
+  /// `gpuChips` (empty: sm_80 and sm_90), buffers in device memory, the
+  /// program linked with runtime/cuda.
+  bool cuda = false;
+  std::vector<std::string> gpuChips;
+  /// The hardware description compiled for (its name, for the program's
+  /// messages).
+  std::string hardwareName;
 };
 
 /// Sets the switches of `pipeline` that `options` carries (BLAS, bounds

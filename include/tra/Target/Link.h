@@ -43,6 +43,19 @@ LinkOptions getDefaultSharedLibraryLinkOptions();
 /// if this compiler was built without MPI.
 LinkOptions getDistributedLinkOptions();
 
+/// Programs for NVIDIA GPUs: the executable runtime without OpenBLAS (its
+/// driver with the CUDA accelerator, for executables) and runtime/cuda's
+/// libtra_cuda.so, found at run time beside the program, in ../lib, or where
+/// this compiler's build or install put it. `runtimeLibraries` is empty if
+/// this compiler was built without the CUDA runtime.
+LinkOptions getCudaLinkOptions();
+LinkOptions getCudaSharedLibraryLinkOptions();
+
+/// The link options of executables / shared libraries for the CPU (or, with
+/// `cuda`, the GPU).
+LinkOptions getExecutableLinkOptions(bool cuda);
+LinkOptions getSharedLibraryLinkOptions(bool cuda);
+
 /// Returns the runtime archives `list` names (the build tree's paths,
 /// separated by ';'), or the archives of the same names in the lib/
 /// directory beside this program's bin/ directory when all of them are

@@ -25,21 +25,27 @@ class Module;
 namespace mlir {
 namespace tra {
 
-/// Version of the descriptor layout: TRA_EXEC_ABI_VERSION in
-/// runtime/exec/include/tra/Exec/ABI.h.
-inline constexpr int64_t kExecABIVersion = 3;
+/// What the descriptor records about where the program runs.
+struct ProgramTarget {
+  /// The executable's default thread count (0: all cores).
+  int64_t numThreads = 0;
+  /// An NVIDIA GPU program (TRA_EXEC_CUDA): `run` takes device pointers.
+  bool cuda = false;
+  /// The hardware description's name.
+  std::string hardware;
+};
 
-/// Adds `tra_exec_program` to `module`, the LLVM IR of a program lowered with
-/// the C interface of its entry (`_mlir_ciface_<symbol>`), with a `run`
-/// function that calls it, `profiledOps` as the names of the ops the program
-/// times and `numThreads` as the executable's default thread count. With
-/// `distributed`, the descriptor lists one program per rank instead of one
-/// `run`. Fails if an entry's C interface function is missing or does not
-/// take one buffer per tensor.
+/// Adds `tra_exec_program` (layout TRA_EXEC_ABI_VERSION of
+/// runtime/exec/include/tra/Exec/ABI.h) to `module`, the LLVM IR of a program
+/// lowered with the C interface of its entry (`_mlir_ciface_<symbol>`), with a
+/// `run` function that calls it, `profiledOps` as the names of the ops the
+/// program times, and `target`. With `distributed`, the descriptor lists one
+/// program per rank instead of one `run`. Fails if an entry's C interface
+/// function is missing or does not take one buffer per tensor.
 llvm::Error addProgramDescriptor(llvm::Module &module,
                                  const EntrySignature &signature,
                                  ArrayRef<std::string> profiledOps,
-                                 int64_t numThreads,
+                                 const ProgramTarget &target,
                                  const DistributedSignature *distributed =
                                      nullptr);
 

@@ -54,6 +54,15 @@ void mgpuMemset32(void *dst, uint32_t value, size_t count, void *stream);
 void mgpuMemset16(void *dst, uint16_t value, size_t count, void *stream);
 void mgpuSetDefaultDevice(int32_t device);
 
+/* Copies that host code issues (tra-map-to-gpu). tra_cuda_memcpy runs on the
+ * stream (device to device, or host to device) and returns at once;
+ * tra_cuda_read returns once the bytes are on the host (it waits for the
+ * stream; after an error it writes zeros); tra_cuda_write copies host bytes
+ * to the device, and the host buffer may be reused when it returns. */
+void tra_cuda_memcpy(void *dst, const void *src, int64_t bytes);
+void tra_cuda_read(void *host, const void *device, int64_t bytes);
+void tra_cuda_write(void *device, const void *host, int64_t bytes);
+
 /** Element types of tra_cuda_gemm (the values of TraExecDType). */
 enum { TRA_CUDA_F32 = 0, TRA_CUDA_F16 = 1, TRA_CUDA_BF16 = 2 };
 

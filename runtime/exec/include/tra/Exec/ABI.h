@@ -26,7 +26,15 @@ extern "C" {
 #endif
 
 /** Version of the descriptor layout below. */
-#define TRA_EXEC_ABI_VERSION 3
+#define TRA_EXEC_ABI_VERSION 4
+
+/** Where a program runs. */
+typedef enum TraExecDevice {
+  /** On the host's cores; buffers are host memory. */
+  TRA_EXEC_HOST = 0,
+  /** On an NVIDIA GPU through runtime/cuda; `run` takes device pointers. */
+  TRA_EXEC_CUDA = 1
+} TraExecDevice;
 
 /** Element types of entry tensors. */
 typedef enum TraExecDType {
@@ -108,6 +116,11 @@ typedef struct TraExecProgram {
   /** Distributed programs: a hash of the plan that every rank compares at
    * start-up. */
   int64_t fingerprint;
+  /** A TraExecDevice. */
+  int64_t device;
+  /** The hardware description the program was compiled for ("" if not
+   * known), for messages. */
+  const char *hardware;
 } TraExecProgram;
 
 /** The descriptor, defined by the compiled object. */

@@ -26,8 +26,11 @@
 #define TRA_EXEC_DRIVER_H
 
 #include "tra/Exec/ABI.h"
+#include "tra/Runtime/Error.h"
 
+#include <cstddef>
 #include <cstdint>
+#include <string>
 
 namespace tra::exec {
 
@@ -52,13 +55,33 @@ struct Communicator {
   void (*finalize)(int printProfile);
 };
 
+/// What a program compiled for a GPU (device TRA_EXEC_CUDA) needs: device
+/// memory and copies. runtime/cuda provides it in the executables linked with
+/// TRAExecMainCUDA (runtime/cuda/MainCuda.cpp); the driver itself does not
+/// depend on CUDA.
+struct Accelerator {
+  /// Opens the device; the error says what is missing.
+  rt::Status (*initialize)();
+  /// "GPU 0 (NVIDIA H200, sm_90)".
+  std::string (*describe)();
+  rt::Result<void *> (*allocate)(size_t bytes);
+  void (*release)(void *pointer);
+  rt::Status (*copyToDevice)(void *device, const void *host, size_t bytes);
+  /// Returns once the bytes are on the host.
+  rt::Status (*copyToHost)(void *host, const void *device, size_t bytes);
+  /// Waits for the device; returns the first error of its work.
+  rt::Status (*synchronize)();
+};
+
 /// Runs `program` as the command line `argv` asks and returns the process
 /// exit code (0 on success, 1 on any error, reported on stderr). A
 /// distributed program (numRanks > 0) needs `communicator`: every rank reads
 /// only its tiles of the inputs, runs its program, and rank 0 gathers and
-/// writes the outputs.
+/// writes the outputs. A program compiled for a GPU needs `accelerator`: its
+/// inputs are copied to device memory, and its outputs back.
 int runProgram(const TraExecProgram &program, int argc, char **argv,
-               const Communicator *communicator = nullptr);
+               const Communicator *communicator = nullptr,
+               const Accelerator *accelerator = nullptr);
 
 } // namespace tra::exec
 
