@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# The GPU check of issue 14, in two halves (docs/GPU.md):
+#
+#   scripts/device-check.sh [DIR]      here: compile what the check runs into
+#                                      DIR (default build-device/), with the
+#                                      runtime library and the CPU references,
+#                                      and dry-run it (packaging only)
+#   bash DIR/run.sh                    on the GPU machine (the `device` tool,
+#                                      carry DIR): run everything, print the
+#                                      results, exit non-zero on a mismatch
+#
+# The GPU machine has CUDA, PyTorch and Python but no LLVM/MLIR, Open MPI,
+# OpenBLAS or package registry, and at most 64 MiB travel: the compiled
+# programs travel, not the compiler. What runs there:
+#   1. the LLaMA block (examples/llama_block.mlir) on the GPU against this
+#      machine's CPU outputs (max abs difference <= 1e-5, f32);
+#   2. stories260K greedy decoding, one step program call per token, against
+#      the ids of `tra-llama run` here;
+#   3. a bf16 matmul 8192^3 compiled by tra-compile against torch.matmul
+#      (cuBLAS) in the same run: the ratio of their times.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+OUT="${1:-build-device}"
+BIN="$ROOT/build/bin"
+HW="$ROOT/hw/gpu-1.json"
+MODELS="$ROOT/../shared/models"
+PY=/usr/bin/python3
+if [[ ! -x "$BIN/tra-compile" || ! -f "$ROOT/build/lib/libtra_cuda.so" ]]; then
+  echo "device-check: build first (scripts/setup.sh); no $BIN/tra-compile or libtra_cuda.so" >&2
+  exit 1
+fi
+rm -rf "$OUT"
+mkdir -p "$OUT/lib" "$OUT/ref" "$OUT/fallback"
+
+echo "== compiling for $HW"
+# 1. The LLaMA block: GPU program, inputs, and the CPU program's outputs.
+"$BIN/tra-compile" examples/llama_block.mlir --entry llama_block --hw "$HW" -o "$OUT/block"
+"$BIN/tra-compile" examples/llama_block.mlir --entry llama_block --hw local -o "$OUT/ref/block-cpu"
+$PY test/Interpreter/Inputs/reference.py gen block "$OUT/ref" >/dev/null
+$PY test/Integration/Inputs/safetensors.py "$OUT/ref/weights.safetensors" \
+  attn_norm="$OUT/ref/attn_norm.npy" wq="$OUT/ref/wq.npy" wk="$OUT/ref/wk.npy" \
+  wv="$OUT/ref/wv.npy" wo="$OUT/ref/wo.npy" freqs_cos="$OUT/ref/freqs_cos.npy" \
+  freqs_sin="$OUT/ref/freqs_sin.npy" ffn_norm="$OUT/ref/ffn_norm.npy" \
+  w1="$OUT/ref/w1.npy" w2="$OUT/ref/w2.npy" w3="$OUT/ref/w3.npy"
+"$OUT/ref/block-cpu" --input x="$OUT/ref/x.npy" --input pos="$OUT/ref/pos.npy" \
+  --input k_cache="$OUT/ref/k_cache.npy" --input v_cache="$OUT/ref/v_cache.npy" \
+  --weights "$OUT/ref/weights.safetensors" --output out="$OUT/ref/cpu_out.npy" \
+  --output k_cache_out="$OUT/ref/cpu_k.npy" --output v_cache_out="$OUT/ref/cpu_v.npy"
+rm -f "$OUT/ref/block-cpu"
+
+# 2. stories260K: the one-token step, the checkpoint, and the CPU's ids.
+"$BIN/tra-llama" emit --checkpoint "$MODELS/stories260K.bin" --seq 1 -o "$OUT/ref/decode.mlir"
+"$BIN/tra-compile" "$OUT/ref/decode.mlir" --hw "$HW" -o "$OUT/decode"
+cp "$MODELS/stories260K.bin" "$OUT/ref/"
+"$BIN/tra-llama" run --checkpoint "$MODELS/stories260K.bin" --hw local --steps 32 \
+  --print-ids --no-cache > "$OUT/ref/cpu_ids.txt"
+
+# 3. A bf16 matmul 8192^3.
+cat > "$OUT/ref/matmul_bf16.mlir" <<'MLIR'
+func.func @main(%a: tensor<8192x8192xbf16> {tra.name = "a"}, %b: tensor<8192x8192xbf16> {tra.name = "b"})
+    -> (tensor<8192x8192xbf16> {tra.name = "c"}) {
+  %c = tra.einsum "ij,jk->ik" mul (%a, %b) : (tensor<8192x8192xbf16>, tensor<8192x8192xbf16>) -> tensor<8192x8192xbf16>
+  return %c : tensor<8192x8192xbf16>
+}
+MLIR
+"$BIN/tra-compile" "$OUT/ref/matmul_bf16.mlir" --hw "$HW" -o "$OUT/matmul_bf16"
+
+# The runtime library beside the programs (their RPATH has $ORIGIN), and this
+# machine's C++ runtime in case the GPU machine's is older.
+cp "$ROOT/build/lib/libtra_cuda.so" "$OUT/"
+for lib in libstdc++.so.6 libgcc_s.so.1; do
+  path=$(ldd "$OUT/block" | awk -v l="$lib" '$1 == l {print $3}')
+  [[ -n "$path" ]] && cp -L "$path" "$OUT/fallback/"
+done
+cp scripts/device/run.sh scripts/device/check.py "$OUT/"
+rmdir "$OUT/lib"
+
+size=$(du -sb "$OUT" | cut -f1)
+echo "== package $OUT: $((size / 1024)) KiB ($(find "$OUT" -type f | wc -l) files)"
+if (( size > 60 * 1024 * 1024 )); then
+  echo "device-check: the package is over 60 MiB; the device tool carries at most 64" >&2
+  exit 1
+fi
+
+echo "== dry run here (no GPU: each program must refuse cleanly)"
+TRA_DEVICE_DRY_RUN=1 bash "$OUT/run.sh"
+echo "device-check: ready; on the GPU machine run: bash $OUT/run.sh"

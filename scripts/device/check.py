@@ -1,0 +1,161 @@
+#!/usr/bin/env python3
+"""The GPU check of issue 14 (see scripts/device-check.sh): runs the programs
+of this folder on the GPU and compares them with the references computed on
+the CPU machine. Prints one line per result; exits 1 if any check fails.
+
+With TRA_DEVICE_DRY_RUN=1: checks that every program starts and, without a
+usable GPU (TRA_CUDA_DRIVER pointed at nothing), exits 1 with the one-line
+message, and that nothing else is missing."""
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REF = os.path.join(HERE, "ref")
+DRY = os.environ.get("TRA_DEVICE_DRY_RUN") == "1"
+failures = []
+
+
+def report(name, ok, detail):
+    print(f"{name}: {'OK' if ok else 'FAIL'} ({detail})", flush=True)
+    if not ok:
+        failures.append(name)
+
+
+def run(args, env=None):
+    start = time.perf_counter()
+    proc = subprocess.run([os.path.join(HERE, args[0])] + args[1:],
+                          capture_output=True, text=True, env=env)
+    return proc, time.perf_counter() - start
+
+
+def dry_run():
+    env = dict(os.environ, TRA_CUDA_DRIVER="/nonexistent/libcuda.so.1")
+    for program in ["block", "decode", "matmul_bf16"]:
+        proc, _ = run([program, "--output", "x=/nonexistent/never.npy"], env)
+        lines = proc.stderr.strip().splitlines()
+        ok = (proc.returncode == 1 and len(lines) == 1 and
+              "needs an NVIDIA GPU" in lines[0] and "--emulate-on-cpu" in lines[0])
+        report(f"dry-run {program}", ok, lines[0] if lines else f"exit {proc.returncode}")
+    for name in ["x.npy", "cpu_out.npy", "weights.safetensors", "stories260K.bin",
+                 "cpu_ids.txt"]:
+        report(f"dry-run ref/{name}", os.path.exists(os.path.join(REF, name)), "present")
+
+
+def check_block():
+    with tempfile.TemporaryDirectory() as tmp:
+        args = ["block"]
+        for name in ["x", "pos", "k_cache", "v_cache"]:
+            args += ["--input", f"{name}={REF}/{name}.npy"]
+        args += ["--weights", f"{REF}/weights.safetensors", "--repeat", "5", "--profile"]
+        outs = {"out": "cpu_out", "k_cache_out": "cpu_k", "v_cache_out": "cpu_v"}
+        for name in outs:
+            args += ["--output", f"{name}={tmp}/{name}.npy"]
+        proc, seconds = run(args)
+        if proc.returncode:
+            report("llama block", False, proc.stderr.strip())
+            return
+        worst = 0.0
+        for name, ref in outs.items():
+            got = np.load(f"{tmp}/{name}.npy").astype(np.float64)
+            want = np.load(f"{REF}/{ref}.npy").astype(np.float64)
+            worst = max(worst, float(np.abs(got - want).max()))
+        profile = [l for l in proc.stderr.splitlines() if l.startswith("profile: @")]
+        report("llama block vs CPU", worst <= 1e-5,
+               f"max abs difference {worst:.3e}; {profile[0] if profile else ''}")
+
+
+def check_stories(steps):
+    want = open(f"{REF}/cpu_ids.txt").read().split()[:steps]
+    layers = 5
+    with tempfile.TemporaryDirectory() as tmp:
+        caches = {}
+        for l in range(layers):
+            for kind in ["k", "v"]:
+                caches[f"layers.{l}.{kind}_cache"] = np.zeros((512, 4, 8), np.float32)
+        token, ids, times = 1, [], []
+        for pos in range(steps):
+            np.save(f"{tmp}/tokens.npy", np.array([token], np.int64))
+            np.save(f"{tmp}/pos.npy", np.array(pos, np.int64))
+            args = ["decode", "--weights", f"{REF}/stories260K.bin",
+                    "--input", f"tokens={tmp}/tokens.npy", "--input", f"pos={tmp}/pos.npy",
+                    "--output", f"logits={tmp}/logits.npy"]
+            for name, value in caches.items():
+                np.save(f"{tmp}/{name}.npy", value)
+                args += ["--input", f"{name}={tmp}/{name}.npy",
+                         "--output", f"{name}_out={tmp}/{name}_out.npy"]
+            proc, seconds = run(args)
+            times.append(seconds)
+            if proc.returncode:
+                report("stories260K greedy ids", False, proc.stderr.strip())
+                return
+            for name in caches:
+                caches[name] = np.load(f"{tmp}/{name}_out.npy")
+            token = int(np.argmax(np.load(f"{tmp}/logits.npy")[0]))
+            ids.append(str(token))
+        same = ids == want
+        report("stories260K greedy ids vs CPU", same,
+               f"{steps} ids {' '.join(ids[:10])} ...; CPU {' '.join(want[:10])} ...; "
+               f"{1e3 * min(times):.0f} ms per step process")
+
+
+def check_matmul():
+    import torch
+    n = 8192
+    gen = torch.Generator().manual_seed(0)
+    a = torch.randn(n, n, generator=gen).to(torch.bfloat16)
+    b = torch.randn(n, n, generator=gen).to(torch.bfloat16)
+    with tempfile.TemporaryDirectory() as tmp:
+        np.save(f"{tmp}/a.npy", a.float().numpy())
+        np.save(f"{tmp}/b.npy", b.float().numpy())
+        proc, _ = run(["matmul_bf16", "--input", f"a={tmp}/a.npy", "--input",
+                       f"b={tmp}/b.npy", "--output", f"c={tmp}/c.npy",
+                       "--repeat", "10", "--profile"])
+        if proc.returncode:
+            report("bf16 matmul 8192^3", False, proc.stderr.strip())
+            return
+        line = [l for l in proc.stderr.splitlines() if l.startswith("profile: @")][0]
+        tra_ms = float(line.split("min ")[1].split(" ms")[0])
+        got = torch.from_numpy(np.load(f"{tmp}/c.npy"))
+    ga, gb = a.cuda(), b.cuda()
+    want = (ga @ gb).float().cpu()
+    err = float(((got - want).abs().max() / want.abs().max()).item())
+    for _ in range(3):
+        ga @ gb
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(10):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        ga @ gb
+        end.record()
+        torch.cuda.synchronize()
+        times.append(start.elapsed_time(end))
+    torch_ms = min(times)
+    tflops = 2 * n ** 3 / (tra_ms * 1e-3) / 1e12
+    report("bf16 matmul 8192^3 vs torch.matmul", err < 2e-2 and torch_ms / tra_ms >= 0.9,
+           f"tra {tra_ms:.3f} ms ({tflops:.0f} Tflop/s), torch {torch_ms:.3f} ms, "
+           f"ratio {torch_ms / tra_ms:.2f}x, max relative error {err:.2e}")
+
+
+def main():
+    if DRY:
+        dry_run()
+    else:
+        for check in [check_block, lambda: check_stories(32), check_matmul]:
+            try:
+                check()
+            except Exception as e:  # a broken check is a failed check
+                report(getattr(check, "__name__", "check"), False, repr(e))
+    if failures:
+        print(f"FAILED: {', '.join(failures)}")
+        sys.exit(1)
+    print("all checks passed")
+
+
+if __name__ == "__main__":
+    main()
