@@ -49,12 +49,36 @@ $PY test/Integration/Inputs/safetensors.py "$OUT/ref/weights.safetensors" \
   --output k_cache_out="$OUT/ref/cpu_k.npy" --output v_cache_out="$OUT/ref/cpu_v.npy"
 rm -f "$OUT/ref/block-cpu"
 
-# 2. stories260K: the one-token step, the checkpoint, and the CPU's ids.
-"$BIN/tra-llama" emit --checkpoint "$MODELS/stories260K.bin" --seq 1 -o "$OUT/ref/decode.mlir"
-"$BIN/tra-compile" "$OUT/ref/decode.mlir" --hw "$HW" -o "$OUT/decode"
-cp "$MODELS/stories260K.bin" "$OUT/ref/"
+# 2. stories260K: the one-token step for the GPU, the checkpoint, the RoPE
+# tables (those of runtime/lib/Llama.cpp, in f32), and the ids the same
+# greedy loop gives with the step compiled for this CPU, which must be
+# tra-llama's own.
+S="$OUT/ref/stories"
+mkdir -p "$S"
+"$BIN/tra-llama" emit --checkpoint "$MODELS/stories260K.bin" --seq 1 -o "$S/decode.mlir"
+"$BIN/tra-compile" "$S/decode.mlir" --hw "$HW" -o "$OUT/decode"
+"$BIN/tra-compile" "$S/decode.mlir" --hw local -o "$S/decode-cpu"
+cp "$MODELS/stories260K.bin" "$S/"
+$PY - "$S" <<'PY'
+import sys
+import numpy as np
+hd, seq, theta = 8, 512, np.float32(10000.0)
+i = np.arange(hd // 2, dtype=np.float32)
+freq = np.float32(1.0) / np.power(theta, np.float32(2) * i / np.float32(hd))
+angle = np.arange(seq, dtype=np.float32)[:, None] * freq[None, :]
+np.save(sys.argv[1] + "/freqs_cos.npy", np.cos(angle).astype(np.float32))
+np.save(sys.argv[1] + "/freqs_sin.npy", np.sin(angle).astype(np.float32))
+PY
+cp scripts/device/check.py "$OUT/"
+$PY "$OUT/check.py" reference "$S/decode-cpu"
 "$BIN/tra-llama" run --checkpoint "$MODELS/stories260K.bin" --hw local --steps 32 \
-  --print-ids --no-cache > "$OUT/ref/cpu_ids.txt"
+  --print-ids --no-cache 2>/dev/null > "$S/tra-llama_ids.txt"
+if [[ "$(cat "$S/cpu_ids.txt")" != "$(tr -s ' \n' ' ' < "$S/tra-llama_ids.txt" | sed 's/ $//')" ]]; then
+  echo "device-check: the step loop's CPU ids differ from tra-llama run's:" >&2
+  cat "$S/cpu_ids.txt" "$S/tra-llama_ids.txt" >&2
+  exit 1
+fi
+rm -f "$S/decode-cpu"
 
 # 3. A bf16 matmul 8192^3.
 cat > "$OUT/ref/matmul_bf16.mlir" <<'MLIR'
@@ -84,5 +108,5 @@ if (( size > 60 * 1024 * 1024 )); then
 fi
 
 echo "== dry run here (no GPU: each program must refuse cleanly)"
-TRA_DEVICE_DRY_RUN=1 bash "$OUT/run.sh"
+TRA_DEVICE_DRY_RUN=1 PYTHON=$PY bash "$OUT/run.sh"
 echo "device-check: ready; on the GPU machine run: bash $OUT/run.sh"

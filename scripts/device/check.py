@@ -41,8 +41,9 @@ def dry_run():
         ok = (proc.returncode == 1 and len(lines) == 1 and
               "needs an NVIDIA GPU" in lines[0] and "--emulate-on-cpu" in lines[0])
         report(f"dry-run {program}", ok, lines[0] if lines else f"exit {proc.returncode}")
-    for name in ["x.npy", "cpu_out.npy", "weights.safetensors", "stories260K.bin",
-                 "cpu_ids.txt"]:
+    for name in ["x.npy", "cpu_out.npy", "weights.safetensors",
+                 "stories/stories260K.bin", "stories/cpu_ids.txt",
+                 "stories/freqs_cos.npy", "stories/freqs_sin.npy"]:
         report(f"dry-run ref/{name}", os.path.exists(os.path.join(REF, name)), "present")
 
 
@@ -69,8 +70,10 @@ def check_block():
                f"max abs difference {worst:.3e}; {profile[0] if profile else ''}")
 
 
-def check_stories(steps):
-    want = open(f"{REF}/cpu_ids.txt").read().split()[:steps]
+def greedy(program, steps):
+    """stories260K's greedy ids from BOS: one call of `program` (a one-token
+    step) per token, the KV caches carried between calls as .npy files, the
+    RoPE tables those of ref/. Returns the ids and the seconds per call."""
     layers = 5
     with tempfile.TemporaryDirectory() as tmp:
         caches = {}
@@ -81,8 +84,10 @@ def check_stories(steps):
         for pos in range(steps):
             np.save(f"{tmp}/tokens.npy", np.array([token], np.int64))
             np.save(f"{tmp}/pos.npy", np.array(pos, np.int64))
-            args = ["decode", "--weights", f"{REF}/stories260K.bin",
+            args = [program, "--weights", f"{REF}/stories/stories260K.bin",
                     "--input", f"tokens={tmp}/tokens.npy", "--input", f"pos={tmp}/pos.npy",
+                    "--input", f"freqs_cos={REF}/stories/freqs_cos.npy",
+                    "--input", f"freqs_sin={REF}/stories/freqs_sin.npy",
                     "--output", f"logits={tmp}/logits.npy"]
             for name, value in caches.items():
                 np.save(f"{tmp}/{name}.npy", value)
@@ -91,16 +96,24 @@ def check_stories(steps):
             proc, seconds = run(args)
             times.append(seconds)
             if proc.returncode:
-                report("stories260K greedy ids", False, proc.stderr.strip())
-                return
+                raise RuntimeError(proc.stderr.strip())
             for name in caches:
                 caches[name] = np.load(f"{tmp}/{name}_out.npy")
             token = int(np.argmax(np.load(f"{tmp}/logits.npy")[0]))
             ids.append(str(token))
-        same = ids == want
-        report("stories260K greedy ids vs CPU", same,
-               f"{steps} ids {' '.join(ids[:10])} ...; CPU {' '.join(want[:10])} ...; "
-               f"{1e3 * min(times):.0f} ms per step process")
+    return ids, times
+
+
+def check_stories(steps):
+    want = open(f"{REF}/stories/cpu_ids.txt").read().split()[:steps]
+    try:
+        ids, times = greedy("decode", steps)
+    except RuntimeError as e:
+        report("stories260K greedy ids vs CPU", False, str(e))
+        return
+    report("stories260K greedy ids vs CPU", ids == want,
+           f"{steps} ids {' '.join(ids[:10])} ...; CPU {' '.join(want[:10])} ...; "
+           f"{1e3 * min(times):.0f} ms per step process")
 
 
 def check_matmul():
@@ -143,6 +156,12 @@ def check_matmul():
 
 
 def main():
+    if len(sys.argv) == 3 and sys.argv[1] == "reference":
+        # Here, on the CPU: the ids the GPU must give, by the same loop.
+        ids, _ = greedy(os.path.abspath(sys.argv[2]), 32)
+        open(f"{REF}/stories/cpu_ids.txt", "w").write(" ".join(ids) + "\n")
+        print("reference ids:", " ".join(ids))
+        return
     if DRY:
         dry_run()
     else:

@@ -32,4 +32,4 @@ if ! ./block --list >/dev/null; then
   ldd ./block >&2
   exit 1
 fi
-exec python3 check.py
+exec "${PYTHON:-python3}" check.py
