@@ -13,7 +13,6 @@
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/BuiltinOps.h"
-#include "mlir/IR/SymbolTable.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -32,6 +31,9 @@ static std::string getBodyText(gpu::GPUModuleOp module) {
   llvm::raw_string_ostream os(text);
   OpPrintingFlags flags;
   flags.enableDebugInfo(false);
+  // Numbered within the module alone: printing it must not walk the
+  // whole program.
+  flags.useLocalScope();
   for (Operation &op : module.getBody()->getOperations())
     op.print(os, flags);
   if (Attribute targets = module.getTargetsAttr())
@@ -65,13 +67,11 @@ struct GpuDedupKernelsPass
       launch.setKernelAttr(
           SymbolRefAttr::get(it->second, kernel.getNestedReferences()));
     });
-    for (gpu::GPUModuleOp kernels : duplicates) {
-      if (!SymbolTable::symbolKnownUseEmpty(kernels, module)) {
-        kernels.emitError("tra-gpu-dedup-kernels: the module is still used");
-        return signalPassFailure();
-      }
+    // Launches are the only users of kernel modules: once they are
+    // redirected the duplicates are dead. (Asking the symbol table per
+    // module would walk the whole program once per duplicate.)
+    for (gpu::GPUModuleOp kernels : duplicates)
       kernels.erase();
-    }
   }
 };
 } // namespace

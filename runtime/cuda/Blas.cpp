@@ -17,6 +17,7 @@
 #include <climits>
 #include <cstdlib>
 #include <mutex>
+#include <optional>
 
 using namespace tra;
 using namespace tra::cuda;
@@ -96,8 +97,23 @@ const CublasApi *cublas(const Active &active) {
 bool fitsInt(int64_t v) { return v >= 0 && v <= INT_MAX; }
 } // namespace
 
-extern "C" void tra_cuda_gemm(int64_t dtype, int64_t batch, int64_t transA,
-                              int64_t transB, int64_t m, int64_t n, int64_t k,
+/// The cuBLAS type of a TRA_CUDA_* element type.
+static std::optional<cudaDataType> toCudaType(int64_t dtype) {
+  switch (dtype) {
+  case TRA_CUDA_F32:
+    return CUDA_R_32F;
+  case TRA_CUDA_F16:
+    return CUDA_R_16F;
+  case TRA_CUDA_BF16:
+    return CUDA_R_16BF;
+  default:
+    return std::nullopt;
+  }
+}
+
+extern "C" void tra_cuda_gemm(int64_t inputType, int64_t outputType,
+                              int64_t batch, int64_t transA, int64_t transB,
+                              int64_t m, int64_t n, int64_t k,
                               float alpha, const void *a, int64_t lda,
                               int64_t strideA, const void *b, int64_t ldb,
                               int64_t strideB, float beta, void *c,
@@ -105,19 +121,13 @@ extern "C" void tra_cuda_gemm(int64_t dtype, int64_t batch, int64_t transA,
   Active active = activate();
   if (!active.api)
     return;
-  cudaDataType type;
-  switch (dtype) {
-  case TRA_CUDA_F32:
-    type = CUDA_R_32F;
-    break;
-  case TRA_CUDA_F16:
-    type = CUDA_R_16F;
-    break;
-  case TRA_CUDA_BF16:
-    type = CUDA_R_16BF;
-    break;
-  default:
-    recordError("tra_cuda_gemm: unknown element type " + std::to_string(dtype));
+  std::optional<cudaDataType> type = toCudaType(inputType);
+  std::optional<cudaDataType> outType = toCudaType(outputType);
+  if (!type || !outType ||
+      (outputType != inputType && outputType != TRA_CUDA_F32)) {
+    recordError("tra_cuda_gemm: unsupported element types " +
+                std::to_string(inputType) + " -> " +
+                std::to_string(outputType));
     return;
   }
   if (!fitsInt(batch) || !fitsInt(m) || !fitsInt(n) || !fitsInt(k) ||
@@ -136,9 +146,9 @@ extern "C" void tra_cuda_gemm(int64_t dtype, int64_t batch, int64_t transA,
   cublasOperation_t opB = transB ? CUBLAS_OP_T : CUBLAS_OP_N;
   // Column-major C^T (n x m) = op(B)^T (n x k) * op(A)^T (k x m).
   cublasStatus_t s = api->gemmStridedBatchedEx(
-      api->handle, opB, opA, int(n), int(m), int(k), &alpha, b, type, int(ldb),
-      strideB, a, type, int(lda), strideA, &beta, c, type, int(ldc), strideC,
-      int(batch), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+      api->handle, opB, opA, int(n), int(m), int(k), &alpha, b, *type,
+      int(ldb), strideB, a, *type, int(lda), strideA, &beta, c, *outType,
+      int(ldc), strideC, int(batch), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
   if (s != CUBLAS_STATUS_SUCCESS)
     recordError("cublasGemmStridedBatchedEx (m=" + std::to_string(m) +
                 ", n=" + std::to_string(n) + ", k=" + std::to_string(k) +

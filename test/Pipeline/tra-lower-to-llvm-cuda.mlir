@@ -10,7 +10,7 @@
 // RUN:     --implicit-check-not=tra_exec_sgemm --implicit-check-not=_mlir_memref_to_llvm_alloc \
 // RUN:     --implicit-check-not=tra_exec_profile --implicit-check-not=mgpuStreamSynchronize
 // RUN: FileCheck %s --check-prefix=DECL < %t.mlir
-// DECL-DAG: llvm.func @tra_cuda_gemm(i64, i64, i64, i64, i64, i64, i64, f32, !llvm.ptr, i64, i64, !llvm.ptr, i64, i64, f32, !llvm.ptr, i64, i64)
+// DECL-DAG: llvm.func @tra_cuda_gemm(i64, i64, i64, i64, i64, i64, i64, i64, f32, !llvm.ptr, i64, i64, !llvm.ptr, i64, i64, f32, !llvm.ptr, i64, i64)
 // DECL-DAG: llvm.func @tra_cuda_read(!llvm.ptr, !llvm.ptr, i64)
 // DECL-DAG: llvm.func @tra_cuda_memcpy(!llvm.ptr, !llvm.ptr, i64)
 // DECL-DAG: llvm.func @mgpuMemAlloc(i64, !llvm.ptr, i8) -> !llvm.ptr

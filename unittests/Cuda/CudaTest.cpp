@@ -317,7 +317,7 @@ TEST(FakeGpu, GemmMapsRowMajorProductsOntoCublas) {
         referenceGemm(tA, tB, m, n, k, 1.5f, a.data() + p * sa, lda,
                       b.data() + p * sb, ldb, 0.5f, c.data() + p * sc,
                       want.data() + p * sc, ldc);
-      tra_cuda_gemm(TRA_CUDA_F32, batch, tA, tB, m, n, k, 1.5f, a.data(), lda,
+      tra_cuda_gemm(TRA_CUDA_F32, TRA_CUDA_F32, batch, tA, tB, m, n, k, 1.5f, a.data(), lda,
                     sa, b.data(), ldb, sb, 0.5f, c.data(), ldc, sc);
       ASSERT_EQ(takeError(), "");
       for (int64_t p = 0; p < batch; ++p)
@@ -333,19 +333,33 @@ TEST(FakeGpu, GemmMapsRowMajorProductsOntoCublas) {
 
 TEST(FakeGpu, GemmElementTypesAndSizeChecks) {
   auto lastType = fake<int (*)()>(TRA_FAKE_CUBLAS, "fake_cublas_last_type");
-  ASSERT_TRUE(lastType);
+  auto lastOutput =
+      fake<int (*)()>(TRA_FAKE_CUBLAS, "fake_cublas_last_output_type");
+  ASSERT_TRUE(lastType && lastOutput);
   uint16_t a[4] = {0}, b[4] = {0}, c[4] = {0};
-  tra_cuda_gemm(TRA_CUDA_BF16, 1, 0, 0, 2, 2, 2, 1, a, 2, 0, b, 2, 0, 0, c, 2,
-                0);
+  float c32[4] = {0};
+  tra_cuda_gemm(TRA_CUDA_BF16, TRA_CUDA_BF16, 1, 0, 0, 2, 2, 2, 1, a, 2, 0, b,
+                2, 0, 0, c, 2, 0);
   EXPECT_EQ(lastType(), 14); // CUDA_R_16BF
-  tra_cuda_gemm(TRA_CUDA_F16, 1, 0, 0, 2, 2, 2, 1, a, 2, 0, b, 2, 0, 0, c, 2,
-                0);
+  EXPECT_EQ(lastOutput(), 14);
+  // bf16 and f16 products accumulate into f32 outputs too.
+  tra_cuda_gemm(TRA_CUDA_BF16, TRA_CUDA_F32, 1, 0, 0, 2, 2, 2, 1, a, 2, 0, b,
+                2, 0, 0, c32, 2, 0);
+  EXPECT_EQ(lastType(), 14);
+  EXPECT_EQ(lastOutput(), 0); // CUDA_R_32F
+  tra_cuda_gemm(TRA_CUDA_F16, TRA_CUDA_F16, 1, 0, 0, 2, 2, 2, 1, a, 2, 0, b,
+                2, 0, 0, c, 2, 0);
   EXPECT_EQ(lastType(), 2); // CUDA_R_16F
   EXPECT_EQ(takeError(), "");
-  tra_cuda_gemm(7, 1, 0, 0, 2, 2, 2, 1, a, 2, 0, b, 2, 0, 0, c, 2, 0);
-  EXPECT_NE(takeError().find("unknown element type 7"), std::string::npos);
-  tra_cuda_gemm(TRA_CUDA_F32, 1, 0, 0, int64_t(1) << 31, 2, 2, 1, a, 2, 0, b,
+  tra_cuda_gemm(7, 7, 1, 0, 0, 2, 2, 2, 1, a, 2, 0, b, 2, 0, 0, c, 2, 0);
+  EXPECT_NE(takeError().find("unsupported element types 7 -> 7"),
+            std::string::npos);
+  tra_cuda_gemm(TRA_CUDA_F32, TRA_CUDA_BF16, 1, 0, 0, 2, 2, 2, 1, a, 2, 0, b,
                 2, 0, 0, c, 2, 0);
+  EXPECT_NE(takeError().find("unsupported element types 0 -> 2"),
+            std::string::npos);
+  tra_cuda_gemm(TRA_CUDA_F32, TRA_CUDA_F32, 1, 0, 0, int64_t(1) << 31, 2, 2, 1,
+                a, 2, 0, b, 2, 0, 0, c, 2, 0);
   EXPECT_NE(takeError().find("does not fit cuBLAS's 32-bit arguments"),
             std::string::npos);
 }

@@ -11,11 +11,12 @@
 
 namespace {
 int handleTag;
-int lastType = -1, calls = 0;
+int lastType = -1, lastOutputType = -1, calls = 0;
 } // namespace
 
 extern "C" {
 int fake_cublas_last_type() { return lastType; }
+int fake_cublas_last_output_type() { return lastOutputType; }
 int fake_cublas_calls() { return calls; }
 
 cublasStatus_t cublasCreate_v2(cublasHandle_t *h) {
@@ -40,7 +41,8 @@ cublasGemmStridedBatchedEx(cublasHandle_t, cublasOperation_t ta,
                            cublasGemmAlgo_t) {
   ++calls;
   lastType = int(at);
-  if (at != bt || at != ct)
+  lastOutputType = int(ct);
+  if (at != bt || (at != ct && ct != CUDA_R_32F))
     return CUBLAS_STATUS_INVALID_VALUE;
   if (at != CUDA_R_32F)
     return CUBLAS_STATUS_SUCCESS;

@@ -148,9 +148,10 @@ def ConvertLinalgToBLASPass
            "generated loops">,
     Option<"target", "target", "std::string", /*default=*/"\"cpu\"",
            "cpu: f32 contractions call tra_exec_sgemm (OpenBLAS); cuda: "
-           "f32, f16 and bf16 contractions on device memory call "
-           "tra_cuda_gemm (cuBLAS, f32 accumulation), with the element "
-           "type (0 f32, 1 f16, 2 bf16) as the first argument">,
+           "f32, f16 and bf16 contractions on device memory (an f16 or "
+           "bf16 product may accumulate into f32) call tra_cuda_gemm "
+           "(cuBLAS, f32 accumulation), with the input and output element "
+           "types (0 f32, 1 f16, 2 bf16) as the first two arguments">,
   ];
 }
 

@@ -269,13 +269,20 @@ static std::optional<GemmShape> analyzeContraction(linalg::LinalgOp op,
 
   SmallVector<MemRefType> types;
   SmallVector<SmallVector<int64_t>> strides;
+  // A and B share one element type the target supports; C has it too, or
+  // (GPU, f16/bf16 inputs) f32 for an f32 accumulation.
+  Type inputType =
+      cast<ShapedType>(op->getOperand(0).getType()).getElementType();
+  Type outputType =
+      cast<ShapedType>(op->getOperand(2).getType()).getElementType();
+  if (outputType != inputType &&
+      !(target.cuda && outputType.isF32() && !inputType.isF32()))
+    return std::nullopt;
   for (OpOperand &operand : op->getOpOperands()) {
-    // The three operands share one element type the target supports.
     auto type = dyn_cast<MemRefType>(operand.get().getType());
     if (!type || !type.hasStaticShape() ||
         !getGemmElementType(type.getElementType(), target) ||
-        type.getElementType() !=
-            cast<MemRefType>(op->getOperand(0).getType()).getElementType())
+        (operand.getOperandNumber() < 2 && type.getElementType() != inputType))
       return std::nullopt;
     SmallVector<int64_t> s;
     int64_t offset;
@@ -397,7 +404,7 @@ static FunctionType gemmType(MLIRContext *ctx, const BlasTarget &target) {
   SmallVector<Type> args = {i64, i64, i64, i64, i64, i64, f32, ptr, i64,
                             i64, ptr, i64, i64, f32, ptr, i64, i64};
   if (target.cuda)
-    args.insert(args.begin(), i64);
+    args.insert(args.begin(), {i64, i64});
   return b.getFunctionType(args, {});
 }
 
@@ -488,8 +495,9 @@ static void replaceWithGemm(linalg::LinalgOp op, const GemmShape &gemm,
       for (unsigned operand = 0; operand < 3; ++operand) {
         if (loop.stride[operand] == 0)
           continue;
+        Value operandValue = operand == 0 ? a : operand == 1 ? b : c;
         Value bytes = arith::ConstantIndexOp::create(
-            builder, loc, loop.stride[operand] * getElementBytes(a));
+            builder, loc, loop.stride[operand] * getElementBytes(operandValue));
         Value offset =
             arith::MulIOp::create(builder, loc, forOp.getInductionVar(), bytes);
         address[operand] =
@@ -500,8 +508,10 @@ static void replaceWithGemm(linalg::LinalgOp op, const GemmShape &gemm,
   for (unsigned operand = 0; operand < 3; ++operand)
     args[kPointerArg[operand]] = toPointer(builder, loc, address[operand]);
   if (target.cuda) {
-    Type element = cast<MemRefType>(a.getType()).getElementType();
-    args.insert(args.begin(), i64(*getGemmElementType(element, target)));
+    Type input = cast<MemRefType>(a.getType()).getElementType();
+    Type output = cast<MemRefType>(c.getType()).getElementType();
+    args.insert(args.begin(), {i64(*getGemmElementType(input, target)),
+                               i64(*getGemmElementType(output, target))});
   }
   func::CallOp::create(builder, loc, gemmFunc, args);
   op->erase();

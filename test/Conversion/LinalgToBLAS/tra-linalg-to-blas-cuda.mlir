@@ -2,20 +2,20 @@
 // RUN: tra-opt %s --tra-linalg-to-blas --canonicalize --split-input-file | FileCheck %s --check-prefix=CPU
 // RUN: not tra-opt %s --tra-linalg-to-blas=target=tpu --split-input-file 2>&1 | FileCheck %s --check-prefix=BAD
 
-// Arguments of tra_cuda_gemm: dtype (0 f32, 1 f16, 2 bf16), then those of
-// tra_exec_sgemm: batch, transA, transB, M, N, K, alpha, A, lda, strideA, B,
-// ldb, strideB, beta, C, ldc, strideC.
+// Arguments of tra_cuda_gemm: the input and output element types (0 f32,
+// 1 f16, 2 bf16), then those of tra_exec_sgemm: batch, transA, transB, M, N,
+// K, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC.
 
 #mk = affine_map<(m, n, k) -> (m, k)>
 #nk = affine_map<(m, n, k) -> (n, k)>
 #mn = affine_map<(m, n, k) -> (m, n)>
 
 // An f32 contraction against a transposed weight, beta = 0 from the fill.
-// CHECK-LABEL: func.func private @tra_cuda_gemm(i64, i64, i64, i64, i64, i64, i64, f32, !llvm.ptr, i64, i64, !llvm.ptr, i64, i64, f32, !llvm.ptr, i64, i64)
+// CHECK-LABEL: func.func private @tra_cuda_gemm(i64, i64, i64, i64, i64, i64, i64, i64, f32, !llvm.ptr, i64, i64, !llvm.ptr, i64, i64, f32, !llvm.ptr, i64, i64)
 // CHECK-LABEL: func.func @f32_weight
 // CHECK-DAG: %[[ONE:.*]] = arith.constant 1.000000e+00 : f32
 // CHECK-DAG: %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
-// CHECK: call @tra_cuda_gemm(%c0_i64, %c1_i64, %c0_i64, %c1_i64, %c16_i64, %c24_i64, %c32_i64, %[[ONE]], %{{.*}}, %c32_i64, %c0_i64, %{{.*}}, %c32_i64, %c0_i64, %[[ZERO]], %{{.*}}, %c24_i64, %c0_i64)
+// CHECK: call @tra_cuda_gemm(%c0_i64, %c0_i64, %c1_i64, %c0_i64, %c1_i64, %c16_i64, %c24_i64, %c32_i64, %[[ONE]], %{{.*}}, %c32_i64, %c0_i64, %{{.*}}, %c32_i64, %c0_i64, %[[ZERO]], %{{.*}}, %c24_i64, %c0_i64)
 // CPU-LABEL: func.func @f32_weight
 // CPU: call @tra_exec_sgemm
 func.func @f32_weight(%x: memref<16x32xf32>, %w: memref<24x32xf32>, %y: memref<16x24xf32>) {
@@ -33,7 +33,7 @@ func.func @f32_weight(%x: memref<16x32xf32>, %w: memref<24x32xf32>, %y: memref<1
 
 // bf16 on the GPU (tensor cores, f32 accumulation); the CPU keeps the loops.
 // CHECK-LABEL: func.func @bf16_weight
-// CHECK: call @tra_cuda_gemm(%c2_i64, %c1_i64, %c0_i64, %c1_i64, %c16_i64, %c24_i64, %c32_i64,
+// CHECK: call @tra_cuda_gemm(%c2_i64, %c2_i64, %c1_i64, %c0_i64, %c1_i64, %c16_i64, %c24_i64, %c32_i64,
 // CPU-LABEL: func.func @bf16_weight
 // CPU-NOT: call
 // CPU: linalg.contract
@@ -50,7 +50,7 @@ func.func @bf16_weight(%x: memref<16x32xbf16>, %w: memref<24x32xbf16>, %y: memre
 
 // f16 scores of 4 heads: one strided batched call, element strides.
 // CHECK-LABEL: func.func @f16_batched
-// CHECK: call @tra_cuda_gemm(%c1_i64, %c4_i64, %c0_i64, %c1_i64, %c8_i64, %c8_i64, %c16_i64, %{{.*}}, %{{.*}}, %c16_i64, %c128_i64, %{{.*}}, %c16_i64, %c128_i64, %{{.*}}, %{{.*}}, %c8_i64, %c64_i64)
+// CHECK: call @tra_cuda_gemm(%c1_i64, %c1_i64, %c4_i64, %c0_i64, %c1_i64, %c8_i64, %c8_i64, %c16_i64, %{{.*}}, %{{.*}}, %c16_i64, %c128_i64, %{{.*}}, %c16_i64, %c128_i64, %{{.*}}, %{{.*}}, %c8_i64, %c64_i64)
 func.func @f16_batched(%q: memref<4x8x16xf16>, %k: memref<4x8x16xf16>, %s: memref<4x8x8xf16>) {
   linalg.contract indexing_maps = [#bmk, #bnk, #bmn] ins(%q, %k : memref<4x8x16xf16>, memref<4x8x16xf16>) outs(%s : memref<4x8x8xf16>)
   return
@@ -62,12 +62,29 @@ func.func @f16_batched(%q: memref<4x8x16xf16>, %k: memref<4x8x16xf16>, %s: memre
 #kn = affine_map<(m, n, k) -> (k, n)>
 #mn = affine_map<(m, n, k) -> (m, n)>
 
-// Mixed element types are left to the generated loops.
+// A bf16 product accumulated in f32 (how tra lowers a bf16 einsum): cuBLAS
+// writes the f32 accumulator.
+// CHECK-LABEL: func.func @bf16_into_f32
+// CHECK: call @tra_cuda_gemm(%c2_i64, %c0_i64,
+// CPU-LABEL: func.func @bf16_into_f32
+// CPU-NOT: call
+func.func @bf16_into_f32(%a: memref<16x32xbf16>, %b: memref<32x24xbf16>, %c: memref<16x24xf32>) {
+  linalg.contract indexing_maps = [#mk, #kn, #mn] ins(%a, %b : memref<16x32xbf16>, memref<32x24xbf16>) outs(%c : memref<16x24xf32>)
+  return
+}
+
+// -----
+
+#mk = affine_map<(m, n, k) -> (m, k)>
+#kn = affine_map<(m, n, k) -> (k, n)>
+#mn = affine_map<(m, n, k) -> (m, n)>
+
+// Other mixes are left to the generated loops.
 // CHECK-LABEL: func.func @negative_mixed_types
 // CHECK-NOT: call
 // CHECK: linalg.contract
-func.func @negative_mixed_types(%a: memref<16x32xbf16>, %b: memref<32x24xbf16>, %c: memref<16x24xf32>) {
-  linalg.contract indexing_maps = [#mk, #kn, #mn] ins(%a, %b : memref<16x32xbf16>, memref<32x24xbf16>) outs(%c : memref<16x24xf32>)
+func.func @negative_mixed_types(%a: memref<16x32xf32>, %b: memref<32x24xf32>, %c: memref<16x24xbf16>) {
+  linalg.contract indexing_maps = [#mk, #kn, #mn] ins(%a, %b : memref<16x32xf32>, memref<32x24xf32>) outs(%c : memref<16x24xbf16>)
   return
 }
 

@@ -72,10 +72,12 @@ enum { TRA_CUDA_F32 = 0, TRA_CUDA_F16 = 1, TRA_CUDA_BF16 = 2 };
  * on the device, with row-major C_b (M x N, leading dimension ldc), op(A_b)
  * M x K and op(B_b) K x N, each read as stored (trans = 0) or transposed
  * (trans = 1) with its leading dimension; X_b starts `strideX` elements after
- * X_{b-1}. A, B and C have element type `dtype`; products are accumulated in
- * f32 (tensor cores for f16 and bf16). Calls cublasGemmStridedBatchedEx.
+ * X_{b-1}. A and B have element type `inputType`, C `outputType` (the same,
+ * or f32 for f16 and bf16 inputs); products are accumulated in f32 (tensor
+ * cores for f16 and bf16). Calls cublasGemmStridedBatchedEx.
  */
-void tra_cuda_gemm(int64_t dtype, int64_t batch, int64_t transA,
+void tra_cuda_gemm(int64_t inputType, int64_t outputType, int64_t batch,
+                   int64_t transA,
                    int64_t transB, int64_t m, int64_t n, int64_t k, float alpha,
                    const void *a, int64_t lda, int64_t strideA, const void *b,
                    int64_t ldb, int64_t strideB, float beta, void *c,
