@@ -274,13 +274,16 @@ private:
       return "";
     if (numDevices == 1)
       return hardwareName +
-             " has a GPU device: GPU code generation is not implemented; "
-             "tra.compile(..., emulate_on_cpu=True) compiles the program "
-             "with CPU code and runs it here";
+             " has a GPU device: programs for a GPU do not run in this "
+             "process yet (`tra-compile MODEL.mlir --hw " +
+             hw +
+             " -o OUT` writes one as an executable); tra.compile(..., "
+             "emulate_on_cpu=True) compiles the program with CPU code and "
+             "runs it here";
     std::string n = std::to_string(numDevices);
     return hardwareName + " has " + n +
-           " GPU devices: GPU code generation is not implemented "
-           "(explain() and plan() show this plan). tra.compile(..., "
+           " GPU devices: code generation for several GPUs is not "
+           "implemented (explain() and plan() show this plan). tra.compile(..., "
            "emulate_on_cpu=True) runs its plan here as " +
            n +
            " MPI ranks of CPU code; or write the model to MODEL.mlir and "

@@ -56,7 +56,8 @@ llvm::Error DistributedModel::init(const rt::LlamaParams &params,
   if (gpu && !emulate)
     return llvm::createStringError(
         hw.getName().str() +
-        " has GPU devices: GPU code generation is not implemented; "
+        " has GPU devices: code generation for several GPUs is not "
+        "implemented; "
         "--emulate-on-cpu runs its plan with CPU code on this machine");
   // The worker is installed next to tra-llama.
   static int anchor;

@@ -602,6 +602,14 @@ int main(int argc, char **argv) {
     llvm::errs() << "tra-llama: hardware: " << hw->summary() << "\n";
     if (hw->numDevices() != 1 && engineKind == Engine::Compiled)
       return runDistributed(context, *hw);
+    // One GPU: the engine keeps weights and caches in host memory, so the
+    // step runs as CPU code (docs/GPU.md); say so rather than pretend.
+    if (engineKind == Engine::Compiled && hw->numDevices() == 1 &&
+        hw->getDevice(0).kind == ::tra::hw::DeviceKind::GPU)
+      llvm::errs() << "tra-llama: note: " << hw->getName()
+                   << " is a GPU; the engine does not run GPU programs yet, "
+                      "so its plan runs with CPU code on this machine "
+                      "(tra-compile --hw writes GPU programs)\n";
     if (!hostfile.empty() || !mpirunArgs.empty() || stepTimeout != 0)
       return fail("--hostfile, --mpirun-arg and --step-timeout are for "
                   "compiled runs on hardware with several devices (one MPI "
