@@ -29,6 +29,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/Utils/Utils.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Matchers.h"
@@ -439,6 +440,46 @@ static bool foldZeroFill(Operation *op, Value output) {
   return true;
 }
 
+/// tra lowers a bf16 (f16) einsum to a product accumulated from zero in an
+/// f32 buffer `acc`, then an elementwise truncation into the result. If the
+/// op after `op` is that truncation and the only reader of `acc`, returns it:
+/// cuBLAS can write the result's type itself (accumulating in f32 and
+/// rounding once to nearest even, as the truncation does).
+static linalg::GenericOp findNarrowingConsumer(linalg::LinalgOp op,
+                                               Value acc) {
+  auto accType = cast<MemRefType>(acc.getType());
+  Type input = cast<MemRefType>(op->getOperand(0).getType()).getElementType();
+  if (!accType.getElementType().isF32() || input.isF32() ||
+      !accType.getLayout().isIdentity())
+    return {};
+  auto generic = dyn_cast_or_null<linalg::GenericOp>(op->getNextNode());
+  if (!generic || !generic.hasPureBufferSemantics() ||
+      generic.getNumDpsInputs() != 1 || generic.getNumDpsInits() != 1 ||
+      generic.getDpsInputs()[0] != acc)
+    return {};
+  auto outType = dyn_cast<MemRefType>(generic.getDpsInits()[0].getType());
+  if (!outType || outType.getShape() != accType.getShape() ||
+      !outType.getLayout().isIdentity() || outType.getElementType() != input)
+    return {};
+  if (!llvm::all_of(generic.getIndexingMapsArray(),
+                    [](AffineMap map) { return map.isIdentity(); }) ||
+      !llvm::all_of(generic.getIteratorTypesArray(),
+                    linalg::isParallelIterator))
+    return {};
+  Block &body = generic.getRegion().front();
+  auto trunc = dyn_cast<arith::TruncFOp>(&body.front());
+  auto yield = dyn_cast<linalg::YieldOp>(body.getTerminator());
+  if (body.getOperations().size() != 2 || !trunc || !yield ||
+      trunc.getIn() != body.getArgument(0) || trunc.getType() != input ||
+      trunc.getRoundingmodeAttr() || yield.getValues()[0] != trunc.getResult())
+    return {};
+  for (Operation *user : acc.getUsers())
+    if (user != op.getOperation() && user != generic.getOperation() &&
+        !isa<memref::DeallocOp>(user))
+      return {};
+  return generic;
+}
+
 /// Replaces `op` by a call to `gemmFunc` computing `gemm` (normalized by
 /// `normalizeForBlas`; `swapped` says whether A and B trade places).
 static void replaceWithGemm(linalg::LinalgOp op, const GemmShape &gemm,
@@ -454,6 +495,12 @@ static void replaceWithGemm(linalg::LinalgOp op, const GemmShape &gemm,
   OpBuilder builder(op);
   Location loc = op.getLoc();
   bool zeroInit = foldZeroFill(op, c);
+  // GPU: cuBLAS writes a bf16/f16 result directly instead of an f32
+  // accumulator that a kernel then converts.
+  linalg::GenericOp narrowing =
+      target.cuda && zeroInit ? findNarrowingConsumer(op, c) : nullptr;
+  if (narrowing)
+    c = narrowing.getDpsInits()[0];
   auto i64 = [&](int64_t v) -> Value {
     return arith::ConstantIntOp::create(builder, loc, v, 64);
   };
@@ -515,6 +562,8 @@ static void replaceWithGemm(linalg::LinalgOp op, const GemmShape &gemm,
   }
   func::CallOp::create(builder, loc, gemmFunc, args);
   op->erase();
+  if (narrowing)
+    narrowing->erase();
 }
 
 namespace {

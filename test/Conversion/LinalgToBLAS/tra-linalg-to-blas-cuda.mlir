@@ -78,6 +78,69 @@ func.func @bf16_into_f32(%a: memref<16x32xbf16>, %b: memref<32x24xbf16>, %c: mem
 #mk = affine_map<(m, n, k) -> (m, k)>
 #kn = affine_map<(m, n, k) -> (k, n)>
 #mn = affine_map<(m, n, k) -> (m, n)>
+#id = affine_map<(d0, d1) -> (d0, d1)>
+
+// A bf16 einsum as tra lowers it (zero fill, f32 accumulator, truncation):
+// cuBLAS writes the bf16 result itself; the CPU keeps all three ops.
+// CHECK-LABEL: func.func @bf16_einsum
+// CHECK-SAME: %[[OUT:[a-z0-9]+]]: memref<16x24xbf16>
+// CHECK-NOT: linalg.
+// CHECK: %[[P:.*]] = memref.extract_aligned_pointer_as_index %[[OUT]]
+// CHECK: call @tra_cuda_gemm(%c2_i64, %c2_i64,
+// CHECK-NOT: linalg.
+// CHECK: return
+// CPU-LABEL: func.func @bf16_einsum
+// CPU: linalg.fill
+// CPU: linalg.contract
+// CPU: arith.truncf
+func.func @bf16_einsum(%a: memref<16x32xbf16>, %b: memref<32x24xbf16>, %out: memref<16x24xbf16>) {
+  %zero = arith.constant 0.0 : f32
+  %acc = memref.alloc() : memref<16x24xf32>
+  linalg.fill ins(%zero : f32) outs(%acc : memref<16x24xf32>)
+  linalg.contract indexing_maps = [#mk, #kn, #mn] ins(%a, %b : memref<16x32xbf16>, memref<32x24xbf16>) outs(%acc : memref<16x24xf32>)
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%acc : memref<16x24xf32>) outs(%out : memref<16x24xbf16>) {
+  ^bb0(%in: f32, %o: bf16):
+    %t = arith.truncf %in : f32 to bf16
+    linalg.yield %t : bf16
+  }
+  memref.dealloc %acc : memref<16x24xf32>
+  return
+}
+
+// -----
+
+#mk = affine_map<(m, n, k) -> (m, k)>
+#kn = affine_map<(m, n, k) -> (k, n)>
+#mn = affine_map<(m, n, k) -> (m, n)>
+#id = affine_map<(d0, d1) -> (d0, d1)>
+
+// The accumulator is read again: it stays f32, the truncation a kernel.
+// CHECK-LABEL: func.func @negative_accumulator_read_twice
+// CHECK: call @tra_cuda_gemm(%c2_i64, %c0_i64,
+// CHECK: arith.truncf
+// CHECK: memref.copy
+func.func @negative_accumulator_read_twice(%a: memref<16x32xbf16>, %b: memref<32x24xbf16>, %out: memref<16x24xbf16>, %raw: memref<16x24xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %acc = memref.alloc() : memref<16x24xf32>
+  linalg.fill ins(%zero : f32) outs(%acc : memref<16x24xf32>)
+  linalg.contract indexing_maps = [#mk, #kn, #mn] ins(%a, %b : memref<16x32xbf16>, memref<32x24xbf16>) outs(%acc : memref<16x24xf32>)
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%acc : memref<16x24xf32>) outs(%out : memref<16x24xbf16>) {
+  ^bb0(%in: f32, %o: bf16):
+    %t = arith.truncf %in : f32 to bf16
+    linalg.yield %t : bf16
+  }
+  memref.copy %acc, %raw : memref<16x24xf32> to memref<16x24xf32>
+  memref.dealloc %acc : memref<16x24xf32>
+  return
+}
+
+// -----
+
+#mk = affine_map<(m, n, k) -> (m, k)>
+#kn = affine_map<(m, n, k) -> (k, n)>
+#mn = affine_map<(m, n, k) -> (m, n)>
 
 // Other mixes are left to the generated loops.
 // CHECK-LABEL: func.func @negative_mixed_types
