@@ -12,6 +12,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <string>
 #include <vector>
 
@@ -24,7 +25,8 @@ int contextTag, streamTag, moduleTag;
 struct Function {
   std::string name;
 };
-std::vector<Function *> functions;
+// Stable addresses, freed at exit.
+std::deque<Function> functions;
 
 // Steering and records.
 size_t memoryLimit = SIZE_MAX, memoryUsed = 0;
@@ -132,8 +134,8 @@ CUresult cuModuleUnload(CUmodule) { return CUDA_SUCCESS; }
 CUresult cuModuleGetFunction(CUfunction *f, CUmodule, const char *name) {
   if (std::strncmp(name, "missing", 7) == 0)
     return CUDA_ERROR_NOT_FOUND;
-  functions.push_back(new Function{name});
-  *f = reinterpret_cast<CUfunction>(functions.back());
+  functions.push_back(Function{name});
+  *f = reinterpret_cast<CUfunction>(&functions.back());
   return CUDA_SUCCESS;
 }
 CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
