@@ -27,11 +27,12 @@ buildStep(MLIRContext &context, const ::tra::rt::LlamaParams &params,
 }
 
 /// The code generation options of a step on `threads` threads.
-static CodegenOptions stepOptions(int64_t threads) {
+static CodegenOptions stepOptions(int64_t threads, bool cuda = false) {
   CodegenOptions options;
   options.entry = "forward";
   options.numThreads = threads;
   options.profile = false;
+  options.cuda = cuda;
   return options;
 }
 
@@ -39,13 +40,14 @@ llvm::Expected<CompiledProgram>
 mlir::tra::compileLlamaStep(MLIRContext &context,
                             const ::tra::rt::LlamaParams &params, int64_t seq,
                             int64_t threads, StringRef cacheDirectory,
-                            StringRef keyExtra, llvm::raw_ostream &notes) {
+                            StringRef keyExtra, llvm::raw_ostream &notes,
+                            bool cuda) {
   llvm::Expected<OwningOpRef<ModuleOp>> module =
       buildStep(context, params, seq);
   if (!module)
     return module.takeError();
-  return loadOrCompileProgram(**module, stepOptions(threads), cacheDirectory,
-                              keyExtra, notes);
+  return loadOrCompileProgram(**module, stepOptions(threads, cuda),
+                              cacheDirectory, keyExtra, notes);
 }
 
 llvm::Expected<CachedLibrary> mlir::tra::compileLlamaDistributedStep(

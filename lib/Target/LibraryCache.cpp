@@ -83,7 +83,11 @@ std::string mlir::tra::computeLibraryCacheKey(ModuleOp module,
      << options.blasMinFlops << "\nbounds " << options.boundsChecks << "\nfuse "
      << options.fuseElementwise << "\nprofile " << options.profile
      << "\nthreads " << options.numThreads << " "
-     << options.parallelMinWork.value_or(-1) << "\n"
+     << options.parallelMinWork.value_or(-1) << "\ntarget "
+     << (options.cuda ? "cuda" : "cpu");
+  for (const std::string &chip : options.gpuChips)
+    os << " " << chip;
+  os << "\n"
      << extra << "\n";
   module->print(os, OpPrintingFlags().enableDebugInfo(false));
   return llvm::toHex(llvm::SHA256::hash(llvm::arrayRefFromStringRef(text)),

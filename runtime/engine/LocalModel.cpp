@@ -37,8 +37,10 @@ rt::Status expect(const std::string &path, const TraExecTensorInfo &info,
 } // namespace
 
 LocalModel::LocalModel(const rt::LlamaCheckpoint &checkpoint,
-                       int64_t numThreads)
-    : p(checkpoint.params), threads(std::max<int64_t>(1, numThreads)) {
+                       int64_t numThreads,
+                       const exec::Accelerator *accelerator)
+    : p(checkpoint.params), threads(std::max<int64_t>(1, numThreads)),
+      accelerator(accelerator) {
   rt::computeRopeTables(p, cosTable, sinTable);
   for (auto &[name, t] : checkpoint.weights) {
     if (t.dtype() == rt::DType::F32) {
@@ -55,12 +57,75 @@ LocalModel::LocalModel(const rt::LlamaCheckpoint &checkpoint,
       copy[size_t(i)] = float(t.loadAsDouble(i));
     weights[name] = {&t, copy.data()};
   }
+  // On a GPU the caches live in device memory (prepareDevice).
+  if (accelerator)
+    return;
   size_t cacheElements = size_t(p.maxSeqLen * p.nKvHeads * p.headDim());
   for (auto &set : caches) {
     set.resize(size_t(2 * p.nLayers));
     for (std::vector<float> &cache : set)
       cache.assign(cacheElements, 0.0f);
   }
+}
+
+LocalModel::~LocalModel() {
+  // The programs go first: they may still hold work on the device.
+  programs.clear();
+  if (accelerator)
+    for (void *pointer : deviceAllocations)
+      accelerator->release(pointer);
+}
+
+rt::Result<void *> LocalModel::deviceBuffer(const void *host, size_t bytes) {
+  rt::Result<void *> pointer = accelerator->allocate(bytes);
+  if (!pointer)
+    return pointer.error();
+  deviceAllocations.push_back(*pointer);
+  rt::Status status = host ? accelerator->copyToDevice(*pointer, host, bytes)
+                           : accelerator->fillZero(*pointer, bytes);
+  if (!status)
+    return status.error();
+  return *pointer;
+}
+
+rt::Status LocalModel::prepareDevice() {
+  if (devicePrepared)
+    return rt::Status::success();
+  if (rt::Status status = accelerator->initialize(); !status)
+    return status;
+  size_t tableBytes = cosTable.size() * sizeof(float);
+  rt::Result<void *> cos = deviceBuffer(cosTable.data(), tableBytes);
+  if (!cos)
+    return cos.status();
+  rt::Result<void *> sin = deviceBuffer(sinTable.data(), tableBytes);
+  if (!sin)
+    return sin.status();
+  deviceCos = *cos;
+  deviceSin = *sin;
+  size_t cacheBytes =
+      size_t(p.maxSeqLen * p.nKvHeads * p.headDim()) * sizeof(float);
+  for (auto &set : deviceCaches)
+    for (int64_t i = 0; i < 2 * p.nLayers; ++i) {
+      rt::Result<void *> cache = deviceBuffer(nullptr, cacheBytes);
+      if (!cache)
+        return cache.status();
+      set.push_back(*cache);
+    }
+  devicePrepared = true;
+  return rt::Status::success();
+}
+
+rt::Result<void *> LocalModel::deviceWeight(const std::string &name) {
+  auto found = deviceWeights.find(name);
+  if (found != deviceWeights.end())
+    return found->second;
+  const Weight &w = weights.at(name);
+  rt::Result<void *> copy = deviceBuffer(
+      w.data, size_t(w.tensor->numElements()) * sizeof(float));
+  if (!copy)
+    return copy.error();
+  deviceWeights[name] = *copy;
+  return *copy;
 }
 
 rt::Status
@@ -72,12 +137,18 @@ LocalModel::addProgram(std::unique_ptr<exec::ProgramLibrary> library) {
                                    " ranks (tra-llama-worker runs those "
                                    "under mpirun)");
   const TraExecProgram &desc = library->program();
-  // The engine keeps weights and caches in host memory: a GPU program's
-  // `run` would read them as device pointers.
-  if (desc.device != TRA_EXEC_HOST)
-    return rt::fileError(path, "a program compiled for an NVIDIA GPU; the "
-                               "engine runs host programs only (compile the "
-                               "step with --emulate-on-cpu)");
+  // A GPU program's `run` reads device pointers, a host program's host
+  // memory: the model's buffers must be the program's kind.
+  if (desc.device == TRA_EXEC_CUDA && !accelerator)
+    return rt::fileError(path, "a program compiled for an NVIDIA GPU, but "
+                               "this model keeps its buffers in host memory "
+                               "(no accelerator)");
+  if (desc.device != TRA_EXEC_CUDA && accelerator)
+    return rt::fileError(path, "a program compiled for the host, but this "
+                               "model keeps its buffers on the GPU");
+  if (accelerator)
+    if (rt::Status status = prepareDevice(); !status)
+      return rt::fileError(path, status.message());
   int64_t seq = 0;
   for (int64_t i = 0; i < desc.numInputs; ++i)
     if (classifyStepInput(desc.inputs[i].name, p.nLayers).kind ==
@@ -109,6 +180,19 @@ rt::Status LocalModel::bind(Program &program) {
   program.tokens.assign(size_t(seq), 0);
   program.logits.assign(size_t(seq * p.vocabSize), 0.0f);
   program.buffers.assign(size_t(desc.numInputs + desc.numOutputs), nullptr);
+  if (accelerator) {
+    rt::Result<void *> tokens =
+        deviceBuffer(nullptr, program.tokens.size() * sizeof(int64_t));
+    rt::Result<void *> position = deviceBuffer(nullptr, sizeof(int64_t));
+    rt::Result<void *> logits =
+        deviceBuffer(nullptr, program.logits.size() * sizeof(float));
+    for (const rt::Result<void *> *buffer : {&tokens, &position, &logits})
+      if (!*buffer)
+        return rt::fileError(path, buffer->message());
+    program.deviceTokens = *tokens;
+    program.devicePos = *position;
+    program.deviceLogits = *logits;
+  }
   const std::vector<int64_t> caches = cacheShape(p), table = ropeTableShape(p);
   for (int64_t i = 0; i < desc.numInputs; ++i) {
     const TraExecTensorInfo &t = desc.inputs[i];
@@ -118,18 +202,21 @@ rt::Status LocalModel::bind(Program &program) {
     switch (role.kind) {
     case StepTensorKind::Tokens:
       status = expect(path, t, TRA_EXEC_I64, {seq});
-      buffer = program.tokens.data();
+      buffer = accelerator ? program.deviceTokens : program.tokens.data();
       break;
     case StepTensorKind::Position:
       status = expect(path, t, TRA_EXEC_I64, {});
-      buffer = &program.pos;
+      buffer = accelerator ? program.devicePos : &program.pos;
       break;
     case StepTensorKind::RopeCos:
     case StepTensorKind::RopeSin:
       status = expect(path, t, TRA_EXEC_F32, table);
-      buffer = const_cast<float *>(role.kind == StepTensorKind::RopeCos
-                                       ? cosTable.data()
-                                       : sinTable.data());
+      if (accelerator)
+        buffer = role.kind == StepTensorKind::RopeCos ? deviceCos : deviceSin;
+      else
+        buffer = const_cast<float *>(role.kind == StepTensorKind::RopeCos
+                                         ? cosTable.data()
+                                         : sinTable.data());
       break;
     case StepTensorKind::Cache:
       status = expect(path, t, TRA_EXEC_F32, caches);
@@ -143,7 +230,17 @@ rt::Status LocalModel::bind(Program &program) {
                                        "', which the checkpoint does not "
                                        "have");
       status = expect(path, t, TRA_EXEC_F32, w->second.tensor->shape());
-      buffer = const_cast<void *>(w->second.data);
+      if (!status)
+        return status;
+      if (accelerator) {
+        rt::Result<void *> copy = deviceWeight(t.name);
+        if (!copy)
+          return rt::fileError(path, "copying '" + std::string(t.name) +
+                                         "' to the GPU: " + copy.message());
+        buffer = *copy;
+      } else {
+        buffer = const_cast<void *>(w->second.data);
+      }
       break;
     }
     if (!status)
@@ -156,7 +253,8 @@ rt::Status LocalModel::bind(Program &program) {
     rt::Status status;
     if (role.kind == StepTensorKind::Logits) {
       status = expect(path, t, TRA_EXEC_F32, {seq, p.vocabSize});
-      program.buffers[firstOutput + size_t(i)] = program.logits.data();
+      program.buffers[firstOutput + size_t(i)] =
+          accelerator ? program.deviceLogits : program.logits.data();
     } else if (role.kind == StepTensorKind::Cache) {
       status = expect(path, t, TRA_EXEC_F32, caches);
       program.cacheOutputs.push_back({firstOutput + size_t(i), role.cache});
@@ -189,11 +287,34 @@ rt::Status LocalModel::step(const std::vector<int64_t> &tokens, int64_t pos,
   std::copy(tokens.begin() + pos, tokens.begin() + pos + n,
             program.tokens.begin());
   program.pos = pos;
-  for (auto [slot, index] : program.cacheInputs)
-    program.buffers[slot] = caches[parity][size_t(index)].data();
-  for (auto [slot, index] : program.cacheOutputs)
-    program.buffers[slot] = caches[!parity][size_t(index)].data();
-  program.library->run(program.buffers.data());
+  if (accelerator) {
+    for (auto [slot, index] : program.cacheInputs)
+      program.buffers[slot] = deviceCaches[parity][size_t(index)];
+    for (auto [slot, index] : program.cacheOutputs)
+      program.buffers[slot] = deviceCaches[!parity][size_t(index)];
+    rt::Status status = accelerator->copyToDevice(
+        program.deviceTokens, program.tokens.data(),
+        program.tokens.size() * sizeof(int64_t));
+    if (status)
+      status = accelerator->copyToDevice(program.devicePos, &program.pos,
+                                         sizeof(int64_t));
+    if (status) {
+      program.library->run(program.buffers.data());
+      // The logits are on the host once the step's work is done.
+      status = accelerator->copyToHost(program.logits.data(),
+                                       program.deviceLogits,
+                                       program.logits.size() * sizeof(float));
+    }
+    if (!status)
+      return rt::Error{"a step of " + std::to_string(n) + " tokens on " +
+                       accelerator->describe() + ": " + status.message()};
+  } else {
+    for (auto [slot, index] : program.cacheInputs)
+      program.buffers[slot] = caches[parity][size_t(index)].data();
+    for (auto [slot, index] : program.cacheOutputs)
+      program.buffers[slot] = caches[!parity][size_t(index)].data();
+    program.library->run(program.buffers.data());
+  }
   parity = !parity;
   // Sampling reads the last row; the others are for --logits-out.
   size_t first = allRows ? 0 : size_t(program.seq - 1) * size_t(p.vocabSize);
@@ -205,5 +326,11 @@ void LocalModel::resetCaches() {
   for (auto &set : caches)
     for (std::vector<float> &cache : set)
       std::fill(cache.begin(), cache.end(), 0.0f);
+  // The device caches are cleared in stream order, before the next step.
+  size_t cacheBytes =
+      size_t(p.maxSeqLen * p.nKvHeads * p.headDim()) * sizeof(float);
+  for (auto &set : deviceCaches)
+    for (void *cache : set)
+      (void)accelerator->fillZero(cache, cacheBytes);
   parity = false;
 }

@@ -36,6 +36,9 @@
 #include "tra/Engine/Checkpoint.h"
 #include "tra/Engine/Generate.h"
 #include "tra/Engine/LocalModel.h"
+#ifdef TRA_LLAMA_HAVE_CUDA
+#include "tra/Cuda/Accelerator.h"
+#endif
 #include "tra/Frontend/Llama.h"
 #include "tra/Frontend/LlamaPrograms.h"
 #include "tra/Hardware/Hardware.h"
@@ -249,12 +252,14 @@ static llvm::Error addCompiledProgram(MLIRContext &ctx,
                                       int64_t seq, int64_t threads,
                                       const std::string &cacheDir,
                                       const std::string &keyExtra,
-                                      ::tra::engine::GenerationConfig &config) {
+                                      ::tra::engine::GenerationConfig &config,
+                                      bool cuda) {
   std::string notes;
   llvm::raw_string_ostream notesStream(notes);
   auto start = std::chrono::steady_clock::now();
-  llvm::Expected<CompiledProgram> compiled = compileLlamaStep(
-      ctx, model.params(), seq, threads, cacheDir, keyExtra, notesStream);
+  llvm::Expected<CompiledProgram> compiled =
+      compileLlamaStep(ctx, model.params(), seq, threads, cacheDir, keyExtra,
+                       notesStream, cuda);
   double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
           .count();
@@ -494,13 +499,41 @@ static int run(MLIRContext &ctx, const rt::LlamaCheckpoint &ckpt,
     int64_t threads =
         numThreads > 0 ? int64_t(numThreads) : int64_t(hw.getDevice(0).cores);
     std::string cacheDir = libraryCacheDirectory();
-    compiled = std::make_unique<::tra::engine::LocalModel>(ckpt, threads);
+    // One GPU: the steps are GPU programs, the weights and caches on the
+    // device (--emulate-on-cpu: CPU code).
+    bool cuda = hw.getDevice(0).kind == ::tra::hw::DeviceKind::GPU &&
+                !emulateOnCpu;
+    const ::tra::exec::Accelerator *accelerator = nullptr;
+    if (cuda) {
+#ifdef TRA_LLAMA_HAVE_CUDA
+      accelerator = &::tra::cuda::getAccelerator();
+      if (rt::Status status = accelerator->initialize(); !status)
+        return fail(hw.getName() +
+                    " is a GPU; running on it needs an NVIDIA GPU with a "
+                    "CUDA 13 driver: " +
+                    status.message() +
+                    "; --emulate-on-cpu runs its plan with CPU code on this "
+                    "machine");
+      llvm::errs() << "tra-llama: running on " << accelerator->describe()
+                   << "\n";
+      threads = 1;
+#else
+      return fail(hw.getName() +
+                  " is a GPU, but this tra-llama was built without the CUDA "
+                  "runtime (runtime/cuda needs the CUDA toolkit's headers); "
+                  "--emulate-on-cpu runs its plan with CPU code");
+#endif
+    }
+    compiled =
+        std::make_unique<::tra::engine::LocalModel>(ckpt, threads, accelerator);
     compiled->allRows = !logitsOut.empty();
-    config.how = "compiled, in process";
+    config.how = cuda ? "compiled, in process, on the GPU"
+                      : "compiled, in process";
     config.engine = "compiled";
     for (int64_t seq : stepLengths)
-      if (llvm::Error e = addCompiledProgram(ctx, *compiled, seq, threads,
-                                             cacheDir, hw.toJSONText(), config))
+      if (llvm::Error e =
+              addCompiledProgram(ctx, *compiled, seq, threads, cacheDir,
+                                 hw.toJSONText(), config, cuda))
         return fail(llvm::toString(std::move(e)));
   } else {
     config.how = "reference interpreter";
@@ -602,14 +635,6 @@ int main(int argc, char **argv) {
     llvm::errs() << "tra-llama: hardware: " << hw->summary() << "\n";
     if (hw->numDevices() != 1 && engineKind == Engine::Compiled)
       return runDistributed(context, *hw);
-    // One GPU: the engine keeps weights and caches in host memory, so the
-    // step runs as CPU code (docs/GPU.md); say so rather than pretend.
-    if (engineKind == Engine::Compiled && hw->numDevices() == 1 &&
-        hw->getDevice(0).kind == ::tra::hw::DeviceKind::GPU)
-      llvm::errs() << "tra-llama: note: " << hw->getName()
-                   << " is a GPU; the engine does not run GPU programs yet, "
-                      "so its plan runs with CPU code on this machine "
-                      "(tra-compile --hw writes GPU programs)\n";
     if (!hostfile.empty() || !mpirunArgs.empty() || stepTimeout != 0)
       return fail("--hostfile, --mpirun-arg and --step-timeout are for "
                   "compiled runs on hardware with several devices (one MPI "

@@ -22,6 +22,11 @@
 #ifndef FAKE_SEQ
 #error "FAKE_SEQ (tokens per step) must be defined"
 #endif
+// TRA_EXEC_CUDA: a "GPU" program, for the fake CUDA driver of unittests/Cuda
+// (whose device memory is host memory).
+#ifndef FAKE_DEVICE
+#define FAKE_DEVICE TRA_EXEC_HOST
+#endif
 
 namespace {
 constexpr int64_t kSeq = FAKE_SEQ, kVocab = 5, kMaxSeq = 8, kDim = 4;
@@ -50,7 +55,16 @@ const TraExecTensorInfo outputs[] = {
     {"layers.0.v_cache_out", TRA_EXEC_F32, 3, cacheShape},
 };
 
+} // namespace
+
+extern "C" {
+/// The weight buffer the last run read (a GPU model passes a device copy).
+const void *fakeLastEmbedding = nullptr;
+}
+
+namespace {
 void run(void *const *buffers) {
+  fakeLastEmbedding = buffers[6];
   const int64_t *tokens = static_cast<const int64_t *>(buffers[0]);
   int64_t pos = *static_cast<const int64_t *>(buffers[1]);
   const float *cosTable = static_cast<const float *>(buffers[2]);
@@ -84,7 +98,8 @@ const TraExecProgram tra_exec_program = {
     /*numThreads=*/1,
     /*numOps=*/0,         nullptr,
     /*numRanks=*/0,       nullptr,
-    /*fingerprint=*/0};
+    /*fingerprint=*/0,    /*device=*/FAKE_DEVICE,
+    /*hardware=*/"fake"};
 
 int64_t fakeThreads = 0;
 void tra_exec_set_num_threads(int64_t threads) { fakeThreads = threads; }

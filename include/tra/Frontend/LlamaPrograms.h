@@ -25,11 +25,13 @@ namespace tra {
 /// Builds @forward of `params` over `seq` tokens per step and compiles it
 /// for one device with `threads` threads (or loads it from
 /// `cacheDirectory`, none if empty; `keyExtra`, e.g. the hardware
-/// description, is part of the cache key). Cache notes go to `notes`.
+/// description, is part of the cache key). Cache notes go to `notes`. With
+/// `cuda` the step is a GPU program (for a LocalModel with an accelerator).
 llvm::Expected<CompiledProgram>
 compileLlamaStep(MLIRContext &context, const ::tra::rt::LlamaParams &params,
                  int64_t seq, int64_t threads, StringRef cacheDirectory,
-                 StringRef keyExtra, llvm::raw_ostream &notes);
+                 StringRef keyExtra, llvm::raw_ostream &notes,
+                 bool cuda = false);
 
 /// Builds @forward of `params` over `seq` tokens per step, plans it for
 /// `hardware` with the planning pipeline (plan::planModule) and finds its

@@ -10,11 +10,18 @@
 // through it; compiling the programs is the caller's business (the
 // compiler's library cache). No MLIR dependency.
 //
+// With an accelerator (runtime/cuda's, tra/Cuda/Accelerator.h) the model runs
+// step programs compiled for a GPU: the weights they read and the rotary
+// tables are copied to device memory once, the KV caches live there, and a
+// step copies only its tokens and position to the device and its logits
+// back.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef TRA_ENGINE_LOCALMODEL_H
 #define TRA_ENGINE_LOCALMODEL_H
 
+#include "tra/Exec/Driver.h"
 #include "tra/Exec/Library.h"
 #include "tra/Runtime/Error.h"
 #include "tra/Runtime/Llama.h"
@@ -33,7 +40,9 @@ public:
   /// f32 weights are used in place (brought into memory now rather than
   /// page by page in the first step), others converted to f32 once. Its
   /// programs run on `threads` threads (at least 1).
-  LocalModel(const rt::LlamaCheckpoint &checkpoint, int64_t threads);
+  LocalModel(const rt::LlamaCheckpoint &checkpoint, int64_t threads,
+             const exec::Accelerator *accelerator = nullptr);
+  ~LocalModel();
   LocalModel(const LocalModel &) = delete;
   LocalModel &operator=(const LocalModel &) = delete;
 
@@ -64,6 +73,9 @@ private:
     std::vector<int64_t> tokens;
     int64_t pos = 0;
     std::vector<float> logits;
+    /// GPU programs: the device copies of `tokens`, `pos` and `logits`.
+    void *deviceTokens = nullptr, *devicePos = nullptr,
+         *deviceLogits = nullptr;
     std::vector<void *> buffers;
     /// (buffer slot, cache index 2 * layer + (k ? 0 : 1)).
     std::vector<std::pair<size_t, int64_t>> cacheInputs, cacheOutputs;
@@ -74,6 +86,13 @@ private:
   };
 
   rt::Status bind(Program &program);
+  /// GPU: a device buffer of `bytes` (freed with the model), holding a copy
+  /// of `host` unless it is null.
+  rt::Result<void *> deviceBuffer(const void *host, size_t bytes);
+  /// GPU: the rotary tables and both cache sets on the device (once).
+  rt::Status prepareDevice();
+  /// GPU: the device copy of weight `name` (made on first use).
+  rt::Result<void *> deviceWeight(const std::string &name);
 
   rt::LlamaParams p;
   int64_t threads = 1;
@@ -84,6 +103,13 @@ private:
   std::array<std::vector<std::vector<float>>, 2> caches;
   bool parity = false;
   std::map<int64_t, Program> programs;
+
+  const exec::Accelerator *accelerator = nullptr;
+  bool devicePrepared = false;
+  void *deviceCos = nullptr, *deviceSin = nullptr;
+  std::array<std::vector<void *>, 2> deviceCaches;
+  std::map<std::string, void *> deviceWeights;
+  std::vector<void *> deviceAllocations;
 };
 
 } // namespace tra::engine

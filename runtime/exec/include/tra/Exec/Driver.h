@@ -69,6 +69,7 @@ struct Accelerator {
   rt::Status (*copyToDevice)(void *device, const void *host, size_t bytes);
   /// Returns once the bytes are on the host.
   rt::Status (*copyToHost)(void *host, const void *device, size_t bytes);
+  rt::Status (*fillZero)(void *device, size_t bytes);
   /// Waits for the device; returns the first error of its work.
   rt::Status (*synchronize)();
 };
