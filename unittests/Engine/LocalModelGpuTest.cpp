@@ -13,6 +13,8 @@
 #include "tra/Cuda/Cuda.h"
 #include "tra/Engine/LocalModel.h"
 
+#include "TinyModel.h"
+
 #include <gtest/gtest.h>
 
 #include <dlfcn.h>
@@ -22,39 +24,9 @@
 
 using namespace tra;
 using namespace tra::engine;
+using namespace tra::engine::testing;
 
 namespace {
-/// The tiny model FakeStepProgram.cpp is written for.
-rt::LlamaCheckpoint tinyCheckpoint() {
-  rt::LlamaCheckpoint ckpt;
-  rt::LlamaParams &p = ckpt.params;
-  p.dim = 4;
-  p.hiddenDim = 8;
-  p.nLayers = 1;
-  p.nHeads = 2;
-  p.nKvHeads = 1;
-  p.vocabSize = 5;
-  p.maxSeqLen = 8;
-  std::vector<double> embedding(5 * 4, 0.0);
-  for (int j = 0; j < 5; ++j)
-    embedding[j * 4] = 0.5 * j;
-  ckpt.weights.emplace_back(
-      "tok_embeddings.weight",
-      rt::HostTensor::fromDoubles(rt::DType::F32, {5, 4}, embedding));
-  return ckpt;
-}
-
-std::unique_ptr<exec::ProgramLibrary> open(const char *path) {
-  rt::Result<std::unique_ptr<exec::ProgramLibrary>> library =
-      exec::ProgramLibrary::open(path);
-  EXPECT_TRUE(library.ok()) << library.message();
-  return library.ok() ? std::move(*library) : nullptr;
-}
-
-double expected(int j, double sum, int position) {
-  return 0.5 * j + sum + 100.0 * std::cos(double(position));
-}
-
 const void *lastEmbedding(const char *library) {
   void *handle = dlopen(library, RTLD_NOW | RTLD_NOLOAD);
   if (!handle)
@@ -67,9 +39,9 @@ const void *lastEmbedding(const char *library) {
 TEST(LocalModelGpu, StepsOnDeviceBuffers) {
   rt::LlamaCheckpoint ckpt = tinyCheckpoint();
   LocalModel model(ckpt, 1, &cuda::getAccelerator());
-  rt::Status added = model.addProgram(open(TRA_FAKE_GPU_STEP_SEQ3));
+  rt::Status added = model.addProgram(openStep(TRA_FAKE_GPU_STEP_SEQ3));
   ASSERT_TRUE(added.ok()) << added.message();
-  ASSERT_TRUE(model.addProgram(open(TRA_FAKE_GPU_STEP_SEQ1)).ok());
+  ASSERT_TRUE(model.addProgram(openStep(TRA_FAKE_GPU_STEP_SEQ1)).ok());
   // Weights, tables, both cache sets and the step buffers are on the device.
   EXPECT_GT(cuda::getPoolStatistics().inUse, 0u);
 
@@ -81,7 +53,7 @@ TEST(LocalModelGpu, StepsOnDeviceBuffers) {
   double sums[] = {1, 3, 6};
   for (int i = 0; i < 3; ++i)
     for (int j = 0; j < 5; ++j)
-      EXPECT_NEAR(logits[i * 5 + j], expected(j, sums[i], i), 1e-4);
+      EXPECT_NEAR(logits[i * 5 + j], expectedLogit(j, sums[i], i), 1e-4);
   // The program read a device copy of the weight, not the checkpoint.
   const void *read = lastEmbedding(TRA_FAKE_GPU_STEP_SEQ3);
   ASSERT_NE(read, nullptr);
@@ -90,27 +62,27 @@ TEST(LocalModelGpu, StepsOnDeviceBuffers) {
   // Decoding sees the prompt's cache entries, kept on the device.
   ASSERT_TRUE(model.step(tokens, 3, 1, logits).ok());
   for (int j = 0; j < 5; ++j)
-    EXPECT_NEAR(logits[j], expected(j, 10, 3), 1e-4);
+    EXPECT_NEAR(logits[j], expectedLogit(j, 10, 3), 1e-4);
   // The two programs share the device copy of the weight.
   EXPECT_EQ(lastEmbedding(TRA_FAKE_GPU_STEP_SEQ1), read);
 
   model.resetCaches();
   ASSERT_TRUE(model.step(tokens, 3, 1, logits).ok());
   for (int j = 0; j < 5; ++j)
-    EXPECT_NEAR(logits[j], expected(j, 4, 3), 1e-4);
+    EXPECT_NEAR(logits[j], expectedLogit(j, 4, 3), 1e-4);
 }
 
 TEST(LocalModelGpu, HostAndGpuProgramsDoNotMix) {
   rt::LlamaCheckpoint ckpt = tinyCheckpoint();
   LocalModel gpu(ckpt, 1, &cuda::getAccelerator());
-  rt::Status status = gpu.addProgram(open(TRA_FAKE_STEP_SEQ1));
+  rt::Status status = gpu.addProgram(openStep(TRA_FAKE_STEP_SEQ1));
   ASSERT_FALSE(status.ok());
   EXPECT_NE(status.message().find("a program compiled for the host, but this "
                                   "model keeps its buffers on the GPU"),
             std::string::npos)
       << status.message();
   LocalModel host(ckpt, 1);
-  status = host.addProgram(open(TRA_FAKE_GPU_STEP_SEQ1));
+  status = host.addProgram(openStep(TRA_FAKE_GPU_STEP_SEQ1));
   ASSERT_FALSE(status.ok());
   EXPECT_NE(status.message().find("a program compiled for an NVIDIA GPU"),
             std::string::npos)
@@ -120,7 +92,7 @@ TEST(LocalModelGpu, HostAndGpuProgramsDoNotMix) {
 TEST(LocalModelGpuNoDevice, AddingAProgramNamesWhatIsMissing) {
   rt::LlamaCheckpoint ckpt = tinyCheckpoint();
   LocalModel model(ckpt, 1, &cuda::getAccelerator());
-  rt::Status status = model.addProgram(open(TRA_FAKE_GPU_STEP_SEQ1));
+  rt::Status status = model.addProgram(openStep(TRA_FAKE_GPU_STEP_SEQ1));
   ASSERT_FALSE(status.ok());
   EXPECT_NE(status.message().find("cannot load the CUDA driver"),
             std::string::npos)

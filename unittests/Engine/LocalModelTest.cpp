@@ -2,6 +2,8 @@
 
 #include "tra/Engine/LocalModel.h"
 
+#include "TinyModel.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -9,47 +11,15 @@
 
 using namespace tra;
 using namespace tra::engine;
+using namespace tra::engine::testing;
 
 namespace {
-
-/// The tiny model FakeStepProgram.cpp is written for.
-rt::LlamaCheckpoint tinyCheckpoint(rt::DType dtype = rt::DType::F32) {
-  rt::LlamaCheckpoint ckpt;
-  rt::LlamaParams &p = ckpt.params;
-  p.dim = 4;
-  p.hiddenDim = 8;
-  p.nLayers = 1;
-  p.nHeads = 2;
-  p.nKvHeads = 1;
-  p.vocabSize = 5;
-  p.maxSeqLen = 8;
-  std::vector<double> embedding(5 * 4, 0.0);
-  for (int j = 0; j < 5; ++j)
-    embedding[j * 4] = 0.5 * j;
-  ckpt.weights.emplace_back(
-      "tok_embeddings.weight",
-      rt::HostTensor::fromDoubles(dtype, {5, 4}, embedding));
-  return ckpt;
-}
-
-std::unique_ptr<exec::ProgramLibrary> open(const char *path) {
-  rt::Result<std::unique_ptr<exec::ProgramLibrary>> library =
-      exec::ProgramLibrary::open(path);
-  EXPECT_TRUE(library.ok()) << library.message();
-  return library.ok() ? std::move(*library) : nullptr;
-}
-
-/// The logit FakeStepProgram.cpp computes for word `j` at `position` when
-/// the tokens so far add up to `sum`.
-double expected(int j, double sum, int position) {
-  return 0.5 * j + sum + 100.0 * std::cos(double(position));
-}
 
 TEST(LocalModel, PrefillThenDecodeCarriesTheCaches) {
   rt::LlamaCheckpoint ckpt = tinyCheckpoint();
   LocalModel model(ckpt, 2);
-  ASSERT_TRUE(model.addProgram(open(TRA_FAKE_STEP_SEQ3)).ok());
-  ASSERT_TRUE(model.addProgram(open(TRA_FAKE_STEP_SEQ1)).ok());
+  ASSERT_TRUE(model.addProgram(openStep(TRA_FAKE_STEP_SEQ3)).ok());
+  ASSERT_TRUE(model.addProgram(openStep(TRA_FAKE_STEP_SEQ1)).ok());
   EXPECT_TRUE(model.hasProgram(1));
   EXPECT_TRUE(model.hasProgram(3));
   EXPECT_FALSE(model.hasProgram(2));
@@ -61,60 +31,60 @@ TEST(LocalModel, PrefillThenDecodeCarriesTheCaches) {
   double sums[] = {1, 3, 6};
   for (int i = 0; i < 3; ++i)
     for (int j = 0; j < 5; ++j)
-      EXPECT_NEAR(logits[i * 5 + j], expected(j, sums[i], i), 1e-4)
+      EXPECT_NEAR(logits[i * 5 + j], expectedLogit(j, sums[i], i), 1e-4)
           << "row " << i << " word " << j;
   // Decoding sees the prompt's cache entries (the sets were swapped).
   ASSERT_TRUE(model.step(tokens, 3, 1, logits).ok());
   ASSERT_EQ(logits.size(), 5u);
   for (int j = 0; j < 5; ++j)
-    EXPECT_NEAR(logits[j], expected(j, 10, 3), 1e-4);
+    EXPECT_NEAR(logits[j], expectedLogit(j, 10, 3), 1e-4);
   ASSERT_TRUE(model.step(tokens, 4, 1, logits).ok());
   for (int j = 0; j < 5; ++j)
-    EXPECT_NEAR(logits[j], expected(j, 10, 4), 1e-4);
+    EXPECT_NEAR(logits[j], expectedLogit(j, 10, 4), 1e-4);
 
   // A new generation starts from empty caches.
   model.resetCaches();
   ASSERT_TRUE(model.step(tokens, 3, 1, logits).ok());
   for (int j = 0; j < 5; ++j)
-    EXPECT_NEAR(logits[j], expected(j, 4, 3), 1e-4);
+    EXPECT_NEAR(logits[j], expectedLogit(j, 4, 3), 1e-4);
 }
 
 TEST(LocalModel, LastRowOnly) {
   rt::LlamaCheckpoint ckpt = tinyCheckpoint();
   LocalModel model(ckpt, 1);
   model.allRows = false;
-  ASSERT_TRUE(model.addProgram(open(TRA_FAKE_STEP_SEQ3)).ok());
+  ASSERT_TRUE(model.addProgram(openStep(TRA_FAKE_STEP_SEQ3)).ok());
   std::vector<double> logits;
   ASSERT_TRUE(model.step({1, 2, 3}, 0, 3, logits).ok());
   ASSERT_EQ(logits.size(), 5u);
   for (int j = 0; j < 5; ++j)
-    EXPECT_NEAR(logits[j], expected(j, 6, 2), 1e-4);
+    EXPECT_NEAR(logits[j], expectedLogit(j, 6, 2), 1e-4);
 }
 
 TEST(LocalModel, SixteenBitWeightsAreConverted) {
   // 0.5 * j is exact in bf16: the same logits as from f32 weights.
   rt::LlamaCheckpoint ckpt = tinyCheckpoint(rt::DType::BF16);
   LocalModel model(ckpt, 1);
-  ASSERT_TRUE(model.addProgram(open(TRA_FAKE_STEP_SEQ1)).ok());
+  ASSERT_TRUE(model.addProgram(openStep(TRA_FAKE_STEP_SEQ1)).ok());
   std::vector<double> logits;
   ASSERT_TRUE(model.step({2}, 0, 1, logits).ok());
   for (int j = 0; j < 5; ++j)
-    EXPECT_NEAR(logits[j], expected(j, 2, 0), 1e-4);
+    EXPECT_NEAR(logits[j], expectedLogit(j, 2, 0), 1e-4);
 }
 
 TEST(LocalModel, Errors) {
   rt::LlamaCheckpoint ckpt = tinyCheckpoint();
   LocalModel model(ckpt, 1);
-  ASSERT_TRUE(model.addProgram(open(TRA_FAKE_STEP_SEQ1)).ok());
+  ASSERT_TRUE(model.addProgram(openStep(TRA_FAKE_STEP_SEQ1)).ok());
 
-  rt::Status second = model.addProgram(open(TRA_FAKE_STEP_SEQ1));
+  rt::Status second = model.addProgram(openStep(TRA_FAKE_STEP_SEQ1));
   ASSERT_FALSE(second.ok());
   EXPECT_NE(second.message().find("a second program for 1 tokens per step"),
             std::string::npos)
       << second.message();
 
   LocalModel other(ckpt, 1);
-  rt::Status missing = other.addProgram(open(TRA_FAKE_STEP_BADWEIGHT));
+  rt::Status missing = other.addProgram(openStep(TRA_FAKE_STEP_BADWEIGHT));
   ASSERT_FALSE(missing.ok());
   EXPECT_EQ(missing.message().rfind(TRA_FAKE_STEP_BADWEIGHT, 0), 0u)
       << missing.message();
@@ -141,7 +111,7 @@ TEST(LocalModel, ShapeMismatchNamesBoth) {
   rt::LlamaCheckpoint ckpt = tinyCheckpoint();
   ckpt.params.maxSeqLen = 6; // the program's caches have 8 positions
   LocalModel model(ckpt, 1);
-  rt::Status status = model.addProgram(open(TRA_FAKE_STEP_SEQ1));
+  rt::Status status = model.addProgram(openStep(TRA_FAKE_STEP_SEQ1));
   ASSERT_FALSE(status.ok());
   EXPECT_NE(status.message().find("f32[8, 1]"), std::string::npos)
       << status.message();
