@@ -49,6 +49,14 @@ void mlir::tra::setPipelineOptions(TRAToLLVMPipelineOptions &pipeline,
   pipeline.gpuChips = options.gpuChips;
 }
 
+ProgramTarget mlir::tra::getProgramTarget(const CodegenOptions &options) {
+  ProgramTarget target;
+  target.numThreads = options.numThreads;
+  target.cuda = options.cuda;
+  target.hardware = options.hardwareName;
+  return target;
+}
+
 LogicalResult mlir::tra::lowerToLLVMDialect(ModuleOp module, StringRef entry,
                                             const CodegenOptions &options) {
   DialectRegistry registry;
@@ -87,12 +95,8 @@ LogicalResult mlir::tra::compileToObject(ModuleOp module, StringRef output,
     return failure();
 
   llvm::LLVMContext context;
-  ProgramTarget target;
-  target.numThreads = options.numThreads;
-  target.cuda = options.cuda;
-  target.hardware = options.hardwareName;
-  std::unique_ptr<llvm::Module> llvmModule =
-      translateToLLVMIR(module, *signature, context, target);
+  std::unique_ptr<llvm::Module> llvmModule = translateToLLVMIR(
+      module, *signature, context, getProgramTarget(options));
   if (!llvmModule)
     return failure();
   if (failed(compileLLVMModuleToObject(module, *llvmModule, options, output)))

@@ -172,11 +172,8 @@ mlir::tra::compileDistributedToObject(ModuleOp module, StringRef output,
   if (failed(signature))
     return failure();
   llvm::LLVMContext context;
-  ProgramTarget target;
-  target.numThreads = options.numThreads;
-  target.hardware = options.hardwareName;
-  std::unique_ptr<llvm::Module> llvmModule =
-      translateDistributedToLLVMIR(module, *signature, context, target);
+  std::unique_ptr<llvm::Module> llvmModule = translateDistributedToLLVMIR(
+      module, *signature, context, getProgramTarget(options));
   if (!llvmModule)
     return failure();
   return compileLLVMModuleToObject(module, *llvmModule, options, output);

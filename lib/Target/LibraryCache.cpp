@@ -44,12 +44,15 @@ std::string mlir::tra::getCompilerIdentity() {
      << "\n";
   static int anchor;
   describeFile(llvm::sys::fs::getMainExecutable(nullptr, &anchor), os);
-  LinkOptions link = getDefaultSharedLibraryLinkOptions();
-  os << link.linker << "\n";
-  for (const std::string &library : link.runtimeLibraries)
-    describeFile(library, os);
-  for (const std::string &library : link.systemLibraries)
-    os << library << "\n";
+  // What host and GPU libraries link (a rebuilt runtime changes their code).
+  for (const LinkOptions &link : {getDefaultSharedLibraryLinkOptions(),
+                                  getCudaSharedLibraryLinkOptions()}) {
+    os << link.linker << "\n";
+    for (const std::string &library : link.runtimeLibraries)
+      describeFile(library, os);
+    for (const std::string &library : link.systemLibraries)
+      os << library << "\n";
+  }
   return identity;
 }
 

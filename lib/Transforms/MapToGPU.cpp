@@ -30,6 +30,8 @@
 
 #include "tra/Transforms/Passes.h"
 
+#include "tra/Transforms/MemRefAddress.h"
+
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -101,24 +103,12 @@ private:
 };
 } // namespace
 
-/// The address of element `indices` of `memref` (all zero if empty) as an
-/// LLVM pointer, computed on the host from its descriptor.
+/// The address of element `indices` of `memref` (its first element if
+/// empty) as an LLVM pointer, computed on the host from its descriptor.
 static Value elementPointer(OpBuilder &b, Location loc, Value memref,
                             ValueRange indices) {
-  auto type = cast<MemRefType>(memref.getType());
-  auto metadata = memref::ExtractStridedMetadataOp::create(b, loc, memref);
-  Value offset = metadata.getOffset();
-  for (auto [index, stride] : llvm::zip(indices, metadata.getStrides()))
-    offset = arith::AddIOp::create(
-        b, loc, offset, arith::MulIOp::create(b, loc, index, stride));
-  Value elementBytes = arith::ConstantIndexOp::create(
-      b, loc, type.getElementTypeBitWidth() / 8);
-  Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, memref);
-  Value address = arith::AddIOp::create(
-      b, loc, base, arith::MulIOp::create(b, loc, offset, elementBytes));
-  Value asInt = arith::IndexCastOp::create(b, loc, b.getI64Type(), address);
-  return LLVM::IntToPtrOp::create(
-      b, loc, LLVM::LLVMPointerType::get(b.getContext()), asInt);
+  return tra::toLLVMPointer(b, loc,
+                            tra::getElementAddress(b, loc, memref, indices));
 }
 
 /// Bytes of `memref` (dynamic sizes read from its descriptor).

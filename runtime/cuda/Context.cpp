@@ -28,7 +28,7 @@ rt::Status initStatus;
 std::mutex errorMutex;
 std::string pendingError;
 bool errorPending = false;
-const char *lastKernel = nullptr;
+std::string lastKernel;
 
 /// Reads an environment variable as a non-negative number; -1 if absent.
 int environmentOrdinal(const char *name) {
@@ -172,15 +172,23 @@ void tra::cuda::recordError(const std::string &what, CUresult result) {
                    : "CUDA error " + std::to_string(int(result))));
 }
 
-bool tra::cuda::check(const Active &active, CUresult result, const char *what) {
+bool tra::cuda::check(CUresult result, const char *what) {
   if (result == CUDA_SUCCESS)
     return true;
-  (void)active;
   recordError(what, result);
   return false;
 }
 
-void tra::cuda::noteKernel(const char *name) {
+std::string tra::cuda::describeDevice() {
+  rt::Result<DeviceInfo> device = getDevice();
+  if (!device)
+    return "the GPU";
+  return "GPU " + std::to_string(device->ordinal) + " (" + device->name +
+         ", sm_" + std::to_string(device->major) +
+         std::to_string(device->minor) + ")";
+}
+
+void tra::cuda::noteKernel(const std::string &name) {
   std::lock_guard<std::mutex> lock(errorMutex);
   lastKernel = name;
 }
@@ -193,8 +201,8 @@ rt::Status tra::cuda::synchronize() {
       std::string where;
       {
         std::lock_guard<std::mutex> lock(errorMutex);
-        if (lastKernel)
-          where = std::string(" (the last kernel launched was ") + lastKernel +
+        if (!lastKernel.empty())
+          where = " (the last kernel launched was " + lastKernel +
                   ")";
       }
       recordError("a GPU operation failed" + where, r);
@@ -209,13 +217,19 @@ rt::Status tra::cuda::synchronize() {
   return error;
 }
 
+/// The pending error after a call that failed (it records one).
+static rt::Error takeFailure() {
+  rt::Status status = synchronize();
+  return status ? rt::Error{"GPU: a call failed"} : status.error();
+}
+
 rt::Result<void *> tra::cuda::allocate(size_t bytes) {
   Active active = activate();
   if (!active.api)
-    return synchronize().error();
+    return takeFailure();
   void *pointer = poolAllocate(active, bytes, /*managed=*/false);
   if (bytes && !pointer)
-    return synchronize().error();
+    return takeFailure();
   return pointer;
 }
 
@@ -227,8 +241,7 @@ rt::Status copy(void *dst, const void *src, size_t bytes, const char *what) {
   if (!active.api)
     return synchronize();
   if (bytes &&
-      !check(active,
-             active.api->memcpyAsync(reinterpret_cast<CUdeviceptr>(dst),
+      !check(active.api->memcpyAsync(reinterpret_cast<CUdeviceptr>(dst),
                                      reinterpret_cast<CUdeviceptr>(src), bytes,
                                      active.stream),
              what))
@@ -260,8 +273,7 @@ rt::Status tra::cuda::fillZero(void *device, size_t bytes) {
   if (!active.api)
     return synchronize();
   if (bytes &&
-      !check(active,
-             active.api->memsetD8Async(reinterpret_cast<CUdeviceptr>(device), 0,
+      !check(active.api->memsetD8Async(reinterpret_cast<CUdeviceptr>(device), 0,
                                        bytes, active.stream),
              "clearing GPU memory (cuMemsetD8Async)"))
     return synchronize();

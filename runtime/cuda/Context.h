@@ -35,11 +35,11 @@ void recordError(const std::string &what, CUresult result);
 void recordError(const std::string &message);
 
 /// Checks `result` of the call `what`; records and returns false on failure.
-bool check(const Active &active, CUresult result, const char *what);
+bool check(CUresult result, const char *what);
 
 /// Remembers the name of the kernel last launched (for errors that the
 /// stream reports later).
-void noteKernel(const char *name);
+void noteKernel(const std::string &name);
 
 /// The pool (Allocator.cpp).
 void *poolAllocate(const Active &active, size_t bytes, bool managed);

@@ -43,14 +43,6 @@ std::unordered_map<CUfunction, std::string> &kernelNames() {
 /// stream.
 char streamHandle;
 
-std::string deviceText() {
-  rt::Result<DeviceInfo> device = getDevice();
-  if (!device)
-    return "the GPU";
-  return "GPU " + std::to_string(device->ordinal) + " (" + device->name +
-         ", sm_" + std::to_string(device->major) +
-         std::to_string(device->minor) + ")";
-}
 } // namespace
 
 extern "C" void *mgpuModuleLoad(void *data, size_t size) {
@@ -103,7 +95,7 @@ extern "C" void *mgpuModuleGetFunction(void *handle, const char *name) {
                     "; the kernels were built with CUDA 13: a driver for "
                     "CUDA 13.0 or newer is needed)"
               : "";
-      recordError("cannot load the program's GPU kernels on " + deviceText() +
+      recordError("cannot load the program's GPU kernels on " + describeDevice() +
                       driver + " (cuModuleLoadData)",
                   r);
       return nullptr;
@@ -133,17 +125,17 @@ extern "C" void mgpuLaunchKernel(void *function, intptr_t gridX,
   Active active = activate();
   if (!active.api || !function)
     return;
-  const char *name = "?";
+  std::string name = "?";
   {
     std::lock_guard<std::mutex> lock(namesMutex);
     auto it = kernelNames().find(static_cast<CUfunction>(function));
     if (it != kernelNames().end())
-      name = it->second.c_str();
+      name = it->second;
   }
   auto fits = [](intptr_t v) { return v >= 0 && v <= 0x7fffffff; };
   if (!fits(gridX) || !fits(gridY) || !fits(gridZ) || !fits(blockX) ||
       !fits(blockY) || !fits(blockZ) || sharedMemoryBytes < 0) {
-    recordError(std::string("launching GPU kernel ") + name +
+    recordError("launching GPU kernel " + name +
                 ": grid or block size out of range");
     return;
   }
@@ -155,7 +147,7 @@ extern "C" void mgpuLaunchKernel(void *function, intptr_t gridX,
       unsigned(gridZ), unsigned(blockX), unsigned(blockY), unsigned(blockZ),
       unsigned(sharedMemoryBytes), active.stream, params, extra);
   if (r != CUDA_SUCCESS)
-    recordError(std::string("launching GPU kernel ") + name + " (grid " +
+    recordError("launching GPU kernel " + name + " (grid " +
                     std::to_string(gridX) + "x" + std::to_string(gridY) + "x" +
                     std::to_string(gridZ) + ", block " +
                     std::to_string(blockX) + "x" + std::to_string(blockY) +
@@ -189,22 +181,14 @@ extern "C" void *mgpuMemAlloc(uint64_t sizeBytes, void *, int8_t isHostShared) {
 extern "C" void mgpuMemFree(void *ptr, void *) { poolFree(ptr); }
 
 extern "C" void mgpuMemcpy(void *dst, void *src, size_t sizeBytes, void *) {
-  Active active = activate();
-  if (!active.api || sizeBytes == 0)
-    return;
-  check(active,
-        active.api->memcpyAsync(reinterpret_cast<CUdeviceptr>(dst),
-                                reinterpret_cast<CUdeviceptr>(src), sizeBytes,
-                                active.stream),
-        "copying GPU memory (cuMemcpyAsync)");
+  tra_cuda_memcpy(dst, src, int64_t(sizeBytes));
 }
 
 extern "C" void mgpuMemset32(void *dst, uint32_t value, size_t count, void *) {
   Active active = activate();
   if (!active.api || count == 0)
     return;
-  check(active,
-        active.api->memsetD32Async(reinterpret_cast<CUdeviceptr>(dst), value,
+  check(active.api->memsetD32Async(reinterpret_cast<CUdeviceptr>(dst), value,
                                    count, active.stream),
         "filling GPU memory (cuMemsetD32Async)");
 }
@@ -213,8 +197,7 @@ extern "C" void mgpuMemset16(void *dst, uint16_t value, size_t count, void *) {
   Active active = activate();
   if (!active.api || count == 0)
     return;
-  check(active,
-        active.api->memsetD16Async(reinterpret_cast<CUdeviceptr>(dst), value,
+  check(active.api->memsetD16Async(reinterpret_cast<CUdeviceptr>(dst), value,
                                    count, active.stream),
         "filling GPU memory (cuMemsetD16Async)");
 }
@@ -231,8 +214,7 @@ extern "C" void tra_cuda_memcpy(void *dst, const void *src, int64_t bytes) {
   Active active = activate();
   if (!active.api || bytes <= 0)
     return;
-  check(active,
-        active.api->memcpyAsync(reinterpret_cast<CUdeviceptr>(dst),
+  check(active.api->memcpyAsync(reinterpret_cast<CUdeviceptr>(dst),
                                 reinterpret_cast<CUdeviceptr>(src),
                                 size_t(bytes), active.stream),
         "copying GPU memory (cuMemcpyAsync)");
@@ -243,12 +225,11 @@ extern "C" void tra_cuda_read(void *host, const void *device, int64_t bytes) {
     return;
   Active active = activate();
   bool ok = active.api &&
-            check(active,
-                  active.api->memcpyAsync(reinterpret_cast<CUdeviceptr>(host),
+            check(          active.api->memcpyAsync(reinterpret_cast<CUdeviceptr>(host),
                                           reinterpret_cast<CUdeviceptr>(device),
                                           size_t(bytes), active.stream),
                   "reading GPU memory (cuMemcpyAsync)") &&
-            check(active, active.api->streamSynchronize(active.stream),
+            check(active.api->streamSynchronize(active.stream),
                   "waiting for the GPU (cuStreamSynchronize)");
   // Zeros rather than garbage for the host code that goes on until the
   // error is reported: a position 0 passes every range check.

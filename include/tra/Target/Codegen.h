@@ -15,6 +15,7 @@
 #include "tra/Target/CodegenOptions.h"
 #include "tra/Target/EntrySignature.h"
 #include "tra/Target/Link.h"
+#include "tra/Target/ProgramDescriptor.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Support/LLVM.h"
@@ -32,6 +33,10 @@ inline constexpr llvm::StringLiteral kModelSymbolPrefix = "tra_model_";
 /// Renames every function defined in `module` to kModelSymbolPrefix + name,
 /// updating all uses.
 LogicalResult prefixModelSymbols(ModuleOp module);
+
+/// What the program descriptor records of `options`: threads, device,
+/// hardware.
+ProgramTarget getProgramTarget(const CodegenOptions &options);
 
 /// Lowers `module` in place to the LLVM dialect with the `tra-lower-to-llvm`
 /// pipeline, exposing `entry` through the C interface.

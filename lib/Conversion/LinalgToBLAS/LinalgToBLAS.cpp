@@ -24,6 +24,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "tra/Conversion/Passes.h"
+#include "tra/Transforms/MemRefAddress.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -378,24 +379,6 @@ static int64_t getElementBytes(Value memref) {
   return cast<MemRefType>(memref.getType()).getElementTypeBitWidth() / 8;
 }
 
-/// Returns the address of the first element of `memref` (an index).
-static Value elementAddress(OpBuilder &b, Location loc, Value memref) {
-  auto metadata = memref::ExtractStridedMetadataOp::create(b, loc, memref);
-  Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, memref);
-  Value elementSize =
-      arith::ConstantIndexOp::create(b, loc, getElementBytes(memref));
-  Value bytes =
-      arith::MulIOp::create(b, loc, metadata.getOffset(), elementSize);
-  return arith::AddIOp::create(b, loc, base, bytes);
-}
-
-/// Returns the index `address` as an LLVM pointer.
-static Value toPointer(OpBuilder &b, Location loc, Value address) {
-  Value asInt = arith::IndexCastOp::create(b, loc, b.getI64Type(), address);
-  return LLVM::IntToPtrOp::create(
-      b, loc, LLVM::LLVMPointerType::get(b.getContext()), asInt);
-}
-
 /// Returns the function type of `tra_exec_sgemm` (or, for the GPU, of
 /// `tra_cuda_gemm`: the same with the element type first).
 static FunctionType gemmType(MLIRContext *ctx, const BlasTarget &target) {
@@ -529,9 +512,9 @@ static void replaceWithGemm(linalg::LinalgOp op, const GemmShape &gemm,
                              i64(cLayout.ld),
                              i64(gemm.batchStride[2])};
   // The operands' first elements, then offset by the peeled loops.
-  Value address[3] = {elementAddress(builder, loc, a),
-                      elementAddress(builder, loc, b),
-                      elementAddress(builder, loc, c)};
+  Value address[3] = {tra::getElementAddress(builder, loc, a),
+                      tra::getElementAddress(builder, loc, b),
+                      tra::getElementAddress(builder, loc, c)};
   if (!gemm.loops.empty()) {
     Value zero = arith::ConstantIndexOp::create(builder, loc, 0);
     Value one = arith::ConstantIndexOp::create(builder, loc, 1);
@@ -553,7 +536,7 @@ static void replaceWithGemm(linalg::LinalgOp op, const GemmShape &gemm,
     }
   }
   for (unsigned operand = 0; operand < 3; ++operand)
-    args[kPointerArg[operand]] = toPointer(builder, loc, address[operand]);
+    args[kPointerArg[operand]] = tra::toLLVMPointer(builder, loc, address[operand]);
   if (target.cuda) {
     Type input = cast<MemRefType>(a.getType()).getElementType();
     Type output = cast<MemRefType>(c.getType()).getElementType();

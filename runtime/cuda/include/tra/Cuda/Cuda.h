@@ -44,6 +44,9 @@ rt::Status initialize();
 /// The device initialize() chose.
 rt::Result<DeviceInfo> getDevice();
 
+/// "GPU 0 (NVIDIA H200, sm_90)", or "the GPU" if there is none.
+std::string describeDevice();
+
 /// Device memory from the caching pool (stream-ordered: a block freed is
 /// reused by later work on the stream). Zero bytes give a null pointer.
 rt::Result<void *> allocate(size_t bytes);
