@@ -17,14 +17,14 @@
 #include "CompileBindings.h"
 #include "Diagnostics.h"
 
-#include "tra/Target/Distributed.h"
-#include "tra/Target/LibraryCache.h"
+#include "tra/Dialect/Plan/IR/PlanDialect.h"
 #include "tra/Dialect/TRA/IR/TRADialect.h"
 #include "tra/Hardware/Hardware.h"
 #include "tra/Optimizer/CostModel.h"
 #include "tra/Optimizer/Pipeline.h"
-#include "tra/Dialect/Plan/IR/PlanDialect.h"
 #include "tra/Optimizer/Report.h"
+#include "tra/Target/Distributed.h"
+#include "tra/Target/LibraryCache.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/Extensions/InlinerExtension.h"
@@ -283,7 +283,8 @@ private:
     std::string n = std::to_string(numDevices);
     return hardwareName + " has " + n +
            " GPU devices: code generation for several GPUs is not "
-           "implemented (explain() and plan() show this plan). tra.compile(..., "
+           "implemented (explain() and plan() show this plan). "
+           "tra.compile(..., "
            "emulate_on_cpu=True) runs its plan here as " +
            n +
            " MPI ranks of CPU code; or write the model to MODEL.mlir and "

@@ -36,12 +36,10 @@ static CodegenOptions stepOptions(int64_t threads, bool cuda = false) {
   return options;
 }
 
-llvm::Expected<CompiledProgram>
-mlir::tra::compileLlamaStep(MLIRContext &context,
-                            const ::tra::rt::LlamaParams &params, int64_t seq,
-                            int64_t threads, StringRef cacheDirectory,
-                            StringRef keyExtra, llvm::raw_ostream &notes,
-                            bool cuda) {
+llvm::Expected<CompiledProgram> mlir::tra::compileLlamaStep(
+    MLIRContext &context, const ::tra::rt::LlamaParams &params, int64_t seq,
+    int64_t threads, StringRef cacheDirectory, StringRef keyExtra,
+    llvm::raw_ostream &notes, bool cuda) {
   llvm::Expected<OwningOpRef<ModuleOp>> module =
       buildStep(context, params, seq);
   if (!module)

@@ -1,8 +1,8 @@
 //===- Pipeline.cpp - The planning pipeline -------------------------------===//
 
 #include "tra/Optimizer/Pipeline.h"
-#include "tra/Optimizer/Passes.h"
 #include "tra/Dialect/Plan/IR/PlanDialect.h"
+#include "tra/Optimizer/Passes.h"
 
 #include "tra/Hardware/Hardware.h"
 

@@ -1,8 +1,8 @@
 //===- Report.cpp - Reading plans back: EXPLAIN and Graphviz --------------===//
 
 #include "tra/Optimizer/Report.h"
-#include "tra/Optimizer/IndexSpace.h"
 #include "tra/Dialect/Plan/IR/PlanDialect.h"
+#include "tra/Optimizer/IndexSpace.h"
 
 #include "tra/Dialect/TRA/IR/TRAOps.h"
 

@@ -1,4 +1,5 @@
-//===- CHeader.cpp - C header of a compiled program -------------------------===//
+//===- CHeader.cpp - C header of a compiled program
+//-------------------------===//
 
 #include "tra/Target/CHeader.h"
 

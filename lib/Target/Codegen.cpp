@@ -1,4 +1,5 @@
-//===- Codegen.cpp - Objects, executables and libraries ---------------------===//
+//===- Codegen.cpp - Objects, executables and libraries
+//---------------------===//
 
 #include "tra/Target/Codegen.h"
 
@@ -95,8 +96,8 @@ LogicalResult mlir::tra::compileToObject(ModuleOp module, StringRef output,
     return failure();
 
   llvm::LLVMContext context;
-  std::unique_ptr<llvm::Module> llvmModule = translateToLLVMIR(
-      module, *signature, context, getProgramTarget(options));
+  std::unique_ptr<llvm::Module> llvmModule =
+      translateToLLVMIR(module, *signature, context, getProgramTarget(options));
   if (!llvmModule)
     return failure();
   if (failed(compileLLVMModuleToObject(module, *llvmModule, options, output)))

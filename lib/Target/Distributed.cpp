@@ -1,4 +1,5 @@
-//===- Distributed.cpp - Programs that run as one MPI job -------------------===//
+//===- Distributed.cpp - Programs that run as one MPI job
+//-------------------===//
 
 #include "tra/Target/Distributed.h"
 

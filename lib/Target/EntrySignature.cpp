@@ -1,4 +1,5 @@
-//===- EntrySignature.cpp - Entry functions and signatures ------------------===//
+//===- EntrySignature.cpp - Entry functions and signatures
+//------------------===//
 
 #include "tra/Target/EntrySignature.h"
 

@@ -1,4 +1,5 @@
-//===- LLVMIR.cpp - A lowered module to LLVM IR -----------------------------===//
+//===- LLVMIR.cpp - A lowered module to LLVM IR
+//-----------------------------===//
 
 #include "tra/Target/LLVMIR.h"
 

@@ -1,12 +1,13 @@
-//===- LibraryCache.cpp - The on-disk cache of compiled libraries -----------===//
+//===- LibraryCache.cpp - The on-disk cache of compiled libraries
+//-----------===//
 
 #include "tra/Target/LibraryCache.h"
 
+#include "tra/Exec/ABI.h"
 #include "tra/Target/Codegen.h"
 #include "tra/Target/Distributed.h"
 #include "tra/Target/Link.h"
 #include "tra/Target/ProgramLoader.h"
-#include "tra/Exec/ABI.h"
 
 #include "mlir/IR/OperationSupport.h"
 #include "llvm/ADT/ScopeExit.h"
@@ -90,8 +91,7 @@ std::string mlir::tra::computeLibraryCacheKey(ModuleOp module,
      << (options.cuda ? "cuda" : "cpu");
   for (const std::string &chip : options.gpuChips)
     os << " " << chip;
-  os << "\n"
-     << extra << "\n";
+  os << "\n" << extra << "\n";
   module->print(os, OpPrintingFlags().enableDebugInfo(false));
   return llvm::toHex(llvm::SHA256::hash(llvm::arrayRefFromStringRef(text)),
                      /*LowerCase=*/true);
@@ -136,9 +136,9 @@ double secondsSince(std::chrono::steady_clock::time_point start) {
 llvm::Error checkManifest(StringRef library, StringRef manifest) {
   auto expected = llvm::MemoryBuffer::getFile(manifest, /*IsText=*/true);
   if (!expected)
-    return llvm::createStringError("its manifest " + manifest +
-                                   " cannot be read: " +
-                                   expected.getError().message());
+    return llvm::createStringError(
+        "its manifest " + manifest +
+        " cannot be read: " + expected.getError().message());
   llvm::Expected<Checksum> sum = checksumFile(library);
   if (!sum)
     return sum.takeError();
@@ -186,8 +186,8 @@ findOrBuildEntry(StringRef directory, StringRef stem, StringRef key,
       entry.fromCache = true;
       return entry;
     }
-    notes << "cache entry " << library << " is corrupt or stale (" << llvm::toString(std::move(why))
-          << "); rebuilding it\n";
+    notes << "cache entry " << library << " is corrupt or stale ("
+          << llvm::toString(std::move(why)) << "); rebuilding it\n";
     llvm::sys::fs::remove(manifest);
     llvm::sys::fs::remove(library);
   }

@@ -1,4 +1,5 @@
-//===- Link.cpp - Linking objects with the tra runtime ----------------------===//
+//===- Link.cpp - Linking objects with the tra runtime
+//----------------------===//
 
 #include "tra/Target/Link.h"
 

@@ -1,4 +1,5 @@
-//===- ObjectFile.cpp - LLVM IR to a native object file ---------------------===//
+//===- ObjectFile.cpp - LLVM IR to a native object file
+//---------------------===//
 
 #include "tra/Target/ObjectFile.h"
 
@@ -92,10 +93,10 @@ llvm::Error mlir::tra::emitObjectFile(llvm::Module &module,
   return llvm::Error::success();
 }
 
-LogicalResult mlir::tra::compileLLVMModuleToObject(ModuleOp module,
-                                                   llvm::Module &llvmModule,
-                                                   const CodegenOptions &options,
-                                                   StringRef path) {
+LogicalResult
+mlir::tra::compileLLVMModuleToObject(ModuleOp module, llvm::Module &llvmModule,
+                                     const CodegenOptions &options,
+                                     StringRef path) {
   llvm::Expected<std::unique_ptr<llvm::TargetMachine>> machine =
       createTargetMachine(options);
   if (!machine)

@@ -1,4 +1,5 @@
-//===- ProgramDescriptor.cpp - The runtime ABI descriptor in LLVM IR --------===//
+//===- ProgramDescriptor.cpp - The runtime ABI descriptor in LLVM IR
+//--------===//
 
 #include "tra/Target/ProgramDescriptor.h"
 
@@ -250,10 +251,10 @@ llvm::Error DescriptorBuilder::build(const EntrySignature &signature,
   llvm::Constant *hardware =
       privateGlobal(llvm::ConstantDataArray::getString(ctx, target.hardware),
                     "tra_exec.hardware");
-  auto *programType = llvm::StructType::get(
-      ctx, {i64Type, ptrType, i64Type, ptrType, i64Type, ptrType, ptrType,
-            i64Type, i64Type, ptrType, i64Type, ptrType, i64Type, i64Type,
-            ptrType});
+  auto *programType =
+      llvm::StructType::get(ctx, {i64Type, ptrType, i64Type, ptrType, i64Type,
+                                  ptrType, ptrType, i64Type, i64Type, ptrType,
+                                  i64Type, ptrType, i64Type, i64Type, ptrType});
   llvm::Constant *program = llvm::ConstantStruct::get(
       programType,
       {i64(TRA_EXEC_ABI_VERSION), entryName, i64(signature.inputs.size()),

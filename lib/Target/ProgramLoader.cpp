@@ -1,4 +1,5 @@
-//===- ProgramLoader.cpp - Compiled programs loaded in process --------------===//
+//===- ProgramLoader.cpp - Compiled programs loaded in process
+//--------------===//
 
 #include "tra/Target/ProgramLoader.h"
 

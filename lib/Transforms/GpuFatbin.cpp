@@ -77,8 +77,8 @@ LogicalResult packBinary(gpu::BinaryOp binary, StringRef fatbinaryTool) {
     std::error_code ec;
     llvm::raw_fd_ostream os(*path, ec);
     if (ec)
-      return binary.emitError("tra-gpu-fatbin: ") << *path << ": "
-                                                   << ec.message();
+      return binary.emitError("tra-gpu-fatbin: ")
+             << *path << ": " << ec.message();
     os << object.getObject().getValue();
     os.close();
     args.push_back("--image3=kind=elf,sm=" + std::to_string(sm) +
@@ -120,8 +120,7 @@ struct GpuFatbinPass : public tra::impl::GpuFatbinPassBase<GpuFatbinPass> {
   using Base::Base;
 
   void runOnOperation() override {
-    SmallVector<gpu::BinaryOp> binaries(
-        getOperation().getOps<gpu::BinaryOp>());
+    SmallVector<gpu::BinaryOp> binaries(getOperation().getOps<gpu::BinaryOp>());
     if (binaries.empty())
       return;
     SmallString<128> tool(toolkit);

@@ -83,8 +83,8 @@ public:
   FailureOr<func::FuncOp> get(StringRef name) {
     MLIRContext *ctx = module.getContext();
     Type ptr = LLVM::LLVMPointerType::get(ctx);
-    auto type = FunctionType::get(ctx, {ptr, ptr, IntegerType::get(ctx, 64)},
-                                  {});
+    auto type =
+        FunctionType::get(ctx, {ptr, ptr, IntegerType::get(ctx, 64)}, {});
     if (Operation *existing = SymbolTable::lookupSymbolIn(module, name)) {
       auto func = dyn_cast<func::FuncOp>(existing);
       if (!func || func.getFunctionType() != type)
@@ -114,8 +114,8 @@ static Value elementPointer(OpBuilder &b, Location loc, Value memref,
 /// Bytes of `memref` (dynamic sizes read from its descriptor).
 static Value byteSize(OpBuilder &b, Location loc, Value memref) {
   auto type = cast<MemRefType>(memref.getType());
-  Value bytes = arith::ConstantIndexOp::create(
-      b, loc, type.getElementTypeBitWidth() / 8);
+  Value bytes =
+      arith::ConstantIndexOp::create(b, loc, type.getElementTypeBitWidth() / 8);
   for (int64_t d = 0, e = type.getRank(); d < e; ++d)
     bytes = arith::MulIOp::create(b, loc, bytes,
                                   memref::DimOp::create(b, loc, memref, d));
@@ -190,9 +190,8 @@ static LogicalResult mapMemory(func::FuncOp func, RuntimeFunctions &runtime) {
           b, loc, MemRefType::get(type.getShape(), type.getElementType()),
           token, ValueRange{newToken(b, loc)}, ValueRange{}, ValueRange{});
       Value copy = device.getMemref();
-      global.getResult().replaceUsesWithIf(copy, [&](OpOperand &use) {
-        return use.getOwner() != device;
-      });
+      global.getResult().replaceUsesWithIf(
+          copy, [&](OpOperand &use) { return use.getOwner() != device; });
       FailureOr<func::FuncOp> memcpy = runtime.get(kMemcpyName);
       if (failed(memcpy))
         return failure();
@@ -230,14 +229,14 @@ static SmallVector<unsigned> getDistributedDims(linalg::LinalgOp op) {
   for (unsigned d = 0, e = op.getNumLoops(); d < e; ++d) {
     if (iterators[d] != utils::IteratorType::parallel)
       continue;
-    bool indexesEveryOutput = llvm::all_of(op.getDpsInitsMutable(),
-                                           [&](OpOperand &init) {
-      AffineMap map = op.getMatchingIndexingMap(&init);
-      return llvm::any_of(map.getResults(), [&](AffineExpr expr) {
-        auto dim = dyn_cast<AffineDimExpr>(expr);
-        return dim && dim.getPosition() == d;
-      });
-    });
+    bool indexesEveryOutput =
+        llvm::all_of(op.getDpsInitsMutable(), [&](OpOperand &init) {
+          AffineMap map = op.getMatchingIndexingMap(&init);
+          return llvm::any_of(map.getResults(), [&](AffineExpr expr) {
+            auto dim = dyn_cast<AffineDimExpr>(expr);
+            return dim && dim.getPosition() == d;
+          });
+        });
     if (indexesEveryOutput)
       dims.push_back(d);
   }
@@ -252,8 +251,8 @@ static void launchParallelLoop(OpBuilder &b, scf::ParallelOp loop,
   b.setInsertionPoint(loop);
   SmallVector<Value> extents;
   Value total = arith::ConstantIndexOp::create(b, loc, 1);
-  for (auto [lb, ub, step] : llvm::zip(loop.getLowerBound(),
-                                       loop.getUpperBound(), loop.getStep())) {
+  for (auto [lb, ub, step] :
+       llvm::zip(loop.getLowerBound(), loop.getUpperBound(), loop.getStep())) {
     // ceil((ub - lb) / step), lb <= ub.
     Value span = arith::SubIOp::create(b, loc, ub, lb);
     Value extent = arith::CeilDivUIOp::create(b, loc, span, step);
@@ -270,11 +269,10 @@ static void launchParallelLoop(OpBuilder &b, scf::ParallelOp loop,
   Block &body = launch.getBody().front();
   b.setInsertionPointToStart(&body);
   Value linear = arith::AddIOp::create(
-      b, loc,
-      arith::MulIOp::create(b, loc, launch.getBlockIds().x, threads),
+      b, loc, arith::MulIOp::create(b, loc, launch.getBlockIds().x, threads),
       launch.getThreadIds().x);
-  Value inRange = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
-                                        linear, total);
+  Value inRange =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, linear, total);
   auto guard = scf::IfOp::create(b, loc, inRange, /*withElseRegion=*/false);
   gpu::TerminatorOp::create(b, loc);
 
@@ -282,9 +280,9 @@ static void launchParallelLoop(OpBuilder &b, scf::ParallelOp loop,
   SmallVector<Value> ivs(extents.size());
   Value rest = linear;
   for (int64_t d = int64_t(extents.size()) - 1; d >= 0; --d) {
-    Value index = d == 0 ? rest
-                         : arith::RemUIOp::create(b, loc, rest, extents[d])
-                               .getResult();
+    Value index =
+        d == 0 ? rest
+               : arith::RemUIOp::create(b, loc, rest, extents[d]).getResult();
     if (d > 0)
       rest = arith::DivUIOp::create(b, loc, rest, extents[d]);
     ivs[d] = arith::AddIOp::create(

@@ -8,9 +8,8 @@ using namespace tra;
 
 namespace {
 const exec::Accelerator kCuda = {
-    cuda::initialize,   cuda::describeDevice,     cuda::allocate,
-    cuda::release,      cuda::copyToDevice, cuda::copyToHost,
-    cuda::fillZero,     cuda::synchronize,
+    cuda::initialize,   cuda::describeDevice, cuda::allocate, cuda::release,
+    cuda::copyToDevice, cuda::copyToHost,     cuda::fillZero, cuda::synchronize,
 };
 } // namespace
 

@@ -44,8 +44,7 @@ const CublasApi *cublas(const Active &active) {
   std::call_once(once, [&] {
     // cuBLAS 13, else 12: the entry points used are the same in both.
     const char *override = std::getenv("TRA_CUBLAS");
-    std::string library =
-        override && *override ? override : "libcublas.so.13";
+    std::string library = override && *override ? override : "libcublas.so.13";
     void *handle = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (!handle && !(override && *override)) {
       handle = dlopen("libcublas.so.12", RTLD_NOW | RTLD_LOCAL);
@@ -60,8 +59,8 @@ const CublasApi *cublas(const Active &active) {
                 "LD_LIBRARY_PATH";
       return;
     }
-    api.create =
-        reinterpret_cast<decltype(api.create)>(dlsym(handle, "cublasCreate_v2"));
+    api.create = reinterpret_cast<decltype(api.create)>(
+        dlsym(handle, "cublasCreate_v2"));
     api.setStream = reinterpret_cast<decltype(api.setStream)>(
         dlsym(handle, "cublasSetStream_v2"));
     api.gemmStridedBatchedEx =
@@ -113,11 +112,11 @@ static std::optional<cudaDataType> toCudaType(int64_t dtype) {
 
 extern "C" void tra_cuda_gemm(int64_t inputType, int64_t outputType,
                               int64_t batch, int64_t transA, int64_t transB,
-                              int64_t m, int64_t n, int64_t k,
-                              float alpha, const void *a, int64_t lda,
-                              int64_t strideA, const void *b, int64_t ldb,
-                              int64_t strideB, float beta, void *c,
-                              int64_t ldc, int64_t strideC) {
+                              int64_t m, int64_t n, int64_t k, float alpha,
+                              const void *a, int64_t lda, int64_t strideA,
+                              const void *b, int64_t ldb, int64_t strideB,
+                              float beta, void *c, int64_t ldc,
+                              int64_t strideC) {
   Active active = activate();
   if (!active.api)
     return;
@@ -146,12 +145,12 @@ extern "C" void tra_cuda_gemm(int64_t inputType, int64_t outputType,
   cublasOperation_t opB = transB ? CUBLAS_OP_T : CUBLAS_OP_N;
   // Column-major C^T (n x m) = op(B)^T (n x k) * op(A)^T (k x m).
   cublasStatus_t s = api->gemmStridedBatchedEx(
-      api->handle, opB, opA, int(n), int(m), int(k), &alpha, b, *type,
-      int(ldb), strideB, a, *type, int(lda), strideA, &beta, c, *outType,
-      int(ldc), strideC, int(batch), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+      api->handle, opB, opA, int(n), int(m), int(k), &alpha, b, *type, int(ldb),
+      strideB, a, *type, int(lda), strideA, &beta, c, *outType, int(ldc),
+      strideC, int(batch), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
   if (s != CUBLAS_STATUS_SUCCESS)
     recordError("cublasGemmStridedBatchedEx (m=" + std::to_string(m) +
                 ", n=" + std::to_string(n) + ", k=" + std::to_string(k) +
-                ", batch=" + std::to_string(batch) + "): " +
-                (api->statusName ? api->statusName(s) : "error"));
+                ", batch=" + std::to_string(batch) +
+                "): " + (api->statusName ? api->statusName(s) : "error"));
 }

@@ -64,9 +64,9 @@ rt::Status initializeOnce() {
                                         : std::string())};
   int ordinal = environmentOrdinal("TRA_CUDA_DEVICE");
   if (ordinal == -2 || ordinal >= count)
-    return rt::Error{"TRA_CUDA_DEVICE=" +
-                     std::string(std::getenv("TRA_CUDA_DEVICE")) +
-                     " is not a device ordinal below " + std::to_string(count)};
+    return rt::Error{
+        "TRA_CUDA_DEVICE=" + std::string(std::getenv("TRA_CUDA_DEVICE")) +
+        " is not a device ordinal below " + std::to_string(count)};
   if (ordinal < 0) {
     int localRank = environmentOrdinal("OMPI_COMM_WORLD_LOCAL_RANK");
     ordinal = localRank >= 0 ? localRank % count : 0;
@@ -202,8 +202,7 @@ rt::Status tra::cuda::synchronize() {
       {
         std::lock_guard<std::mutex> lock(errorMutex);
         if (!lastKernel.empty())
-          where = " (the last kernel launched was " + lastKernel +
-                  ")";
+          where = " (the last kernel launched was " + lastKernel + ")";
       }
       recordError("a GPU operation failed" + where, r);
     }

@@ -95,8 +95,8 @@ extern "C" void *mgpuModuleGetFunction(void *handle, const char *name) {
                     "; the kernels were built with CUDA 13: a driver for "
                     "CUDA 13.0 or newer is needed)"
               : "";
-      recordError("cannot load the program's GPU kernels on " + describeDevice() +
-                      driver + " (cuModuleLoadData)",
+      recordError("cannot load the program's GPU kernels on " +
+                      describeDevice() + driver + " (cuModuleLoadData)",
                   r);
       return nullptr;
     }
@@ -116,12 +116,11 @@ extern "C" void *mgpuModuleGetFunction(void *handle, const char *name) {
   return function;
 }
 
-extern "C" void mgpuLaunchKernel(void *function, intptr_t gridX,
-                                 intptr_t gridY, intptr_t gridZ,
-                                 intptr_t blockX, intptr_t blockY,
-                                 intptr_t blockZ, int32_t sharedMemoryBytes,
-                                 void *, void **params, void **extra,
-                                 size_t) {
+extern "C" void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
+                                 intptr_t gridZ, intptr_t blockX,
+                                 intptr_t blockY, intptr_t blockZ,
+                                 int32_t sharedMemoryBytes, void *,
+                                 void **params, void **extra, size_t) {
   Active active = activate();
   if (!active.api || !function)
     return;
@@ -225,7 +224,7 @@ extern "C" void tra_cuda_read(void *host, const void *device, int64_t bytes) {
     return;
   Active active = activate();
   bool ok = active.api &&
-            check(          active.api->memcpyAsync(reinterpret_cast<CUdeviceptr>(host),
+            check(active.api->memcpyAsync(reinterpret_cast<CUdeviceptr>(host),
                                           reinterpret_cast<CUdeviceptr>(device),
                                           size_t(bytes), active.stream),
                   "reading GPU memory (cuMemcpyAsync)") &&

@@ -37,8 +37,7 @@ rt::Status expect(const std::string &path, const TraExecTensorInfo &info,
 } // namespace
 
 LocalModel::LocalModel(const rt::LlamaCheckpoint &checkpoint,
-                       int64_t numThreads,
-                       const exec::Accelerator *accelerator)
+                       int64_t numThreads, const exec::Accelerator *accelerator)
     : p(checkpoint.params), threads(std::max<int64_t>(1, numThreads)),
       accelerator(accelerator) {
   rt::computeRopeTables(p, cosTable, sinTable);
@@ -120,8 +119,8 @@ rt::Result<void *> LocalModel::deviceWeight(const std::string &name) {
   if (found != deviceWeights.end())
     return found->second;
   const Weight &w = weights.at(name);
-  rt::Result<void *> copy = deviceBuffer(
-      w.data, size_t(w.tensor->numElements()) * sizeof(float));
+  rt::Result<void *> copy =
+      deviceBuffer(w.data, size_t(w.tensor->numElements()) * sizeof(float));
   if (!copy)
     return copy.error();
   deviceWeights[name] = *copy;
@@ -292,18 +291,18 @@ rt::Status LocalModel::step(const std::vector<int64_t> &tokens, int64_t pos,
       program.buffers[slot] = deviceCaches[parity][size_t(index)];
     for (auto [slot, index] : program.cacheOutputs)
       program.buffers[slot] = deviceCaches[!parity][size_t(index)];
-    rt::Status status = accelerator->copyToDevice(
-        program.deviceTokens, program.tokens.data(),
-        program.tokens.size() * sizeof(int64_t));
+    rt::Status status =
+        accelerator->copyToDevice(program.deviceTokens, program.tokens.data(),
+                                  program.tokens.size() * sizeof(int64_t));
     if (status)
       status = accelerator->copyToDevice(program.devicePos, &program.pos,
                                          sizeof(int64_t));
     if (status) {
       program.library->run(program.buffers.data());
       // The logits are on the host once the step's work is done.
-      status = accelerator->copyToHost(program.logits.data(),
-                                       program.deviceLogits,
-                                       program.logits.size() * sizeof(float));
+      status =
+          accelerator->copyToHost(program.logits.data(), program.deviceLogits,
+                                  program.logits.size() * sizeof(float));
     }
     if (!status)
       return rt::Error{"a step of " + std::to_string(n) + " tokens on " +

@@ -495,8 +495,8 @@ Status run(const TraExecProgram &program, const Options &options,
     for (HostTensor &arg : args) {
       Result<void *> pointer = device->add(arg, /*copy=*/true);
       if (!pointer)
-        return Error{"copying the inputs to " + accelerator->describe() +
-                     ": " + pointer.message()};
+        return Error{"copying the inputs to " + accelerator->describe() + ": " +
+                     pointer.message()};
       buffers.push_back(*pointer);
     }
     for (HostTensor &result : results) {

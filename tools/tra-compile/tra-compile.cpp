@@ -28,14 +28,14 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "tra/Pipeline/Pipeline.h"
-#include "tra/Target/Codegen.h"
-#include "tra/Target/Distributed.h"
+#include "tra/Dialect/Plan/IR/PlanDialect.h"
 #include "tra/Dialect/TRA/IR/TRADialect.h"
 #include "tra/Hardware/Hardware.h"
 #include "tra/Optimizer/Pipeline.h"
-#include "tra/Dialect/Plan/IR/PlanDialect.h"
 #include "tra/Optimizer/Report.h"
+#include "tra/Pipeline/Pipeline.h"
+#include "tra/Target/Codegen.h"
+#include "tra/Target/Distributed.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/Extensions/InlinerExtension.h"

@@ -14,9 +14,9 @@
 
 #include "Distributed.h"
 
-#include "tra/Target/LibraryCache.h"
 #include "tra/Engine/MpiJob.h"
 #include "tra/Frontend/LlamaPrograms.h"
+#include "tra/Target/LibraryCache.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"

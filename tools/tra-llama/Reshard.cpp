@@ -14,12 +14,12 @@
 
 #include "Options.h"
 
+#include "tra/Dialect/Plan/IR/Distribution.h"
+#include "tra/Dialect/Plan/IR/PlanDialect.h"
 #include "tra/Dialect/TRA/IR/TRADialect.h"
 #include "tra/Frontend/Llama.h"
 #include "tra/Hardware/Hardware.h"
-#include "tra/Dialect/Plan/IR/Distribution.h"
 #include "tra/Optimizer/Pipeline.h"
-#include "tra/Dialect/Plan/IR/PlanDialect.h"
 #include "tra/Runtime/TensorSource.h"
 #include "tra/Runtime/TraSplit.h"
 

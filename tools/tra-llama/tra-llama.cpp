@@ -31,11 +31,11 @@
 #include "Distributed.h"
 #include "Options.h"
 #include "Reshard.h"
-#include "tra/Target/LibraryCache.h"
 #include "tra/Dialect/TRA/IR/TRAOps.h"
 #include "tra/Engine/Checkpoint.h"
 #include "tra/Engine/Generate.h"
 #include "tra/Engine/LocalModel.h"
+#include "tra/Target/LibraryCache.h"
 #ifdef TRA_LLAMA_HAVE_CUDA
 #include "tra/Cuda/Accelerator.h"
 #endif
@@ -247,19 +247,16 @@ static int emit(MLIRContext &ctx, const rt::LlamaCheckpoint &ckpt) {
 /// Compiles @forward over `seq` tokens per step for `p` (or loads it from
 /// the library cache) and adds it to the engine's `model`; adds the
 /// compilation to `config`.
-static llvm::Error addCompiledProgram(MLIRContext &ctx,
-                                      ::tra::engine::LocalModel &model,
-                                      int64_t seq, int64_t threads,
-                                      const std::string &cacheDir,
-                                      const std::string &keyExtra,
-                                      ::tra::engine::GenerationConfig &config,
-                                      bool cuda) {
+static llvm::Error
+addCompiledProgram(MLIRContext &ctx, ::tra::engine::LocalModel &model,
+                   int64_t seq, int64_t threads, const std::string &cacheDir,
+                   const std::string &keyExtra,
+                   ::tra::engine::GenerationConfig &config, bool cuda) {
   std::string notes;
   llvm::raw_string_ostream notesStream(notes);
   auto start = std::chrono::steady_clock::now();
-  llvm::Expected<CompiledProgram> compiled =
-      compileLlamaStep(ctx, model.params(), seq, threads, cacheDir, keyExtra,
-                       notesStream, cuda);
+  llvm::Expected<CompiledProgram> compiled = compileLlamaStep(
+      ctx, model.params(), seq, threads, cacheDir, keyExtra, notesStream, cuda);
   double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
           .count();
@@ -501,8 +498,8 @@ static int run(MLIRContext &ctx, const rt::LlamaCheckpoint &ckpt,
     std::string cacheDir = libraryCacheDirectory();
     // One GPU: the steps are GPU programs, the weights and caches on the
     // device (--emulate-on-cpu: CPU code).
-    bool cuda = hw.getDevice(0).kind == ::tra::hw::DeviceKind::GPU &&
-                !emulateOnCpu;
+    bool cuda =
+        hw.getDevice(0).kind == ::tra::hw::DeviceKind::GPU && !emulateOnCpu;
     const ::tra::exec::Accelerator *accelerator = nullptr;
     if (cuda) {
 #ifdef TRA_LLAMA_HAVE_CUDA
@@ -527,8 +524,8 @@ static int run(MLIRContext &ctx, const rt::LlamaCheckpoint &ckpt,
     compiled =
         std::make_unique<::tra::engine::LocalModel>(ckpt, threads, accelerator);
     compiled->allRows = !logitsOut.empty();
-    config.how = cuda ? "compiled, in process, on the GPU"
-                      : "compiled, in process";
+    config.how =
+        cuda ? "compiled, in process, on the GPU" : "compiled, in process";
     config.engine = "compiled";
     for (int64_t seq : stepLengths)
       if (llvm::Error e =

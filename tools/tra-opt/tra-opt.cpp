@@ -6,21 +6,21 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "tra/Conversion/PlanToComm/PlanToComm.h"
 #include "tra/Conversion/Passes.h"
-#include "tra/Transforms/Passes.h"
-#include "tra/Pipeline/Pipeline.h"
+#include "tra/Conversion/PlanToComm/PlanToComm.h"
+#include "tra/Dialect/Plan/IR/PlanDialect.h"
 #include "tra/Dialect/TRA/IR/TRADialect.h"
 #include "tra/Optimizer/Passes.h"
 #include "tra/Optimizer/Pipeline.h"
-#include "tra/Dialect/Plan/IR/PlanDialect.h"
+#include "tra/Pipeline/Pipeline.h"
+#include "tra/Transforms/Passes.h"
 
-#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
-#include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/Dialect/Func/Extensions/InlinerExtension.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/DialectRegistry.h"

@@ -9,8 +9,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "tra/Cuda/ABI.h"
 #include "tra/Cuda/Cuda.h"
+#include "tra/Cuda/ABI.h"
 
 #include <gtest/gtest.h>
 
@@ -180,8 +180,7 @@ TEST(FakeGpu, OutOfMemoryReleasesTheCacheThenNamesTheSizes) {
   EXPECT_NE(c.message().find("cannot allocate 4 MiB of GPU memory"),
             std::string::npos)
       << c.message();
-  EXPECT_NE(c.message().find("6 MiB in use by this program"),
-            std::string::npos)
+  EXPECT_NE(c.message().find("6 MiB in use by this program"), std::string::npos)
       << c.message();
   EXPECT_NE(c.message().find("CUDA_ERROR_OUT_OF_MEMORY"), std::string::npos);
   cuda::release(*b);
@@ -317,8 +316,9 @@ TEST(FakeGpu, GemmMapsRowMajorProductsOntoCublas) {
         referenceGemm(tA, tB, m, n, k, 1.5f, a.data() + p * sa, lda,
                       b.data() + p * sb, ldb, 0.5f, c.data() + p * sc,
                       want.data() + p * sc, ldc);
-      tra_cuda_gemm(TRA_CUDA_F32, TRA_CUDA_F32, batch, tA, tB, m, n, k, 1.5f, a.data(), lda,
-                    sa, b.data(), ldb, sb, 0.5f, c.data(), ldc, sc);
+      tra_cuda_gemm(TRA_CUDA_F32, TRA_CUDA_F32, batch, tA, tB, m, n, k, 1.5f,
+                    a.data(), lda, sa, b.data(), ldb, sb, 0.5f, c.data(), ldc,
+                    sc);
       ASSERT_EQ(takeError(), "");
       for (int64_t p = 0; p < batch; ++p)
         for (int64_t i = 0; i < m; ++i)
@@ -343,19 +343,19 @@ TEST(FakeGpu, GemmElementTypesAndSizeChecks) {
   EXPECT_EQ(lastType(), 14); // CUDA_R_16BF
   EXPECT_EQ(lastOutput(), 14);
   // bf16 and f16 products accumulate into f32 outputs too.
-  tra_cuda_gemm(TRA_CUDA_BF16, TRA_CUDA_F32, 1, 0, 0, 2, 2, 2, 1, a, 2, 0, b,
-                2, 0, 0, c32, 2, 0);
+  tra_cuda_gemm(TRA_CUDA_BF16, TRA_CUDA_F32, 1, 0, 0, 2, 2, 2, 1, a, 2, 0, b, 2,
+                0, 0, c32, 2, 0);
   EXPECT_EQ(lastType(), 14);
   EXPECT_EQ(lastOutput(), 0); // CUDA_R_32F
-  tra_cuda_gemm(TRA_CUDA_F16, TRA_CUDA_F16, 1, 0, 0, 2, 2, 2, 1, a, 2, 0, b,
-                2, 0, 0, c, 2, 0);
+  tra_cuda_gemm(TRA_CUDA_F16, TRA_CUDA_F16, 1, 0, 0, 2, 2, 2, 1, a, 2, 0, b, 2,
+                0, 0, c, 2, 0);
   EXPECT_EQ(lastType(), 2); // CUDA_R_16F
   EXPECT_EQ(takeError(), "");
   tra_cuda_gemm(7, 7, 1, 0, 0, 2, 2, 2, 1, a, 2, 0, b, 2, 0, 0, c, 2, 0);
   EXPECT_NE(takeError().find("unsupported element types 7 -> 7"),
             std::string::npos);
-  tra_cuda_gemm(TRA_CUDA_F32, TRA_CUDA_BF16, 1, 0, 0, 2, 2, 2, 1, a, 2, 0, b,
-                2, 0, 0, c, 2, 0);
+  tra_cuda_gemm(TRA_CUDA_F32, TRA_CUDA_BF16, 1, 0, 0, 2, 2, 2, 1, a, 2, 0, b, 2,
+                0, 0, c, 2, 0);
   EXPECT_NE(takeError().find("unsupported element types 0 -> 2"),
             std::string::npos);
   tra_cuda_gemm(TRA_CUDA_F32, TRA_CUDA_F32, 1, 0, 0, int64_t(1) << 31, 2, 2, 1,

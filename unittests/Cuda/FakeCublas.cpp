@@ -30,15 +30,12 @@ const char *cublasGetStatusName(cublasStatus_t s) {
   return s == CUBLAS_STATUS_SUCCESS ? "CUBLAS_STATUS_SUCCESS"
                                     : "CUBLAS_STATUS_INVALID_VALUE";
 }
-cublasStatus_t
-cublasGemmStridedBatchedEx(cublasHandle_t, cublasOperation_t ta,
-                           cublasOperation_t tb, int m, int n, int k,
-                           const void *alpha, const void *a, cudaDataType at,
-                           int lda, long long sa, const void *b,
-                           cudaDataType bt, int ldb, long long sb,
-                           const void *beta, void *c, cudaDataType ct, int ldc,
-                           long long sc, int batch, cublasComputeType_t,
-                           cublasGemmAlgo_t) {
+cublasStatus_t cublasGemmStridedBatchedEx(
+    cublasHandle_t, cublasOperation_t ta, cublasOperation_t tb, int m, int n,
+    int k, const void *alpha, const void *a, cudaDataType at, int lda,
+    long long sa, const void *b, cudaDataType bt, int ldb, long long sb,
+    const void *beta, void *c, cudaDataType ct, int ldc, long long sc,
+    int batch, cublasComputeType_t, cublasGemmAlgo_t) {
   ++calls;
   lastType = int(at);
   lastOutputType = int(ct);

@@ -40,9 +40,7 @@ std::vector<std::pair<void *, size_t>> blocks;
 extern "C" {
 // ---- steering (called by the tests through dlsym) ----
 void fake_cuda_set_memory_limit(size_t bytes) { memoryLimit = bytes; }
-void fake_cuda_fail_next_launch(int result) {
-  launchResult = CUresult(result);
-}
+void fake_cuda_fail_next_launch(int result) { launchResult = CUresult(result); }
 void fake_cuda_fail_next_sync(int result) { syncResult = CUresult(result); }
 int fake_cuda_allocations() { return allocations; }
 int fake_cuda_frees() { return frees; }
@@ -194,8 +192,7 @@ CUresult cuMemsetD8Async(CUdeviceptr p, unsigned char v, size_t n, CUstream) {
   std::memset(reinterpret_cast<void *>(p), v, n);
   return CUDA_SUCCESS;
 }
-CUresult cuMemsetD16Async(CUdeviceptr p, unsigned short v, size_t n,
-                          CUstream) {
+CUresult cuMemsetD16Async(CUdeviceptr p, unsigned short v, size_t n, CUstream) {
   auto *q = reinterpret_cast<unsigned short *>(p);
   for (size_t i = 0; i < n; ++i)
     q[i] = v;

@@ -31,7 +31,8 @@ const void *lastEmbedding(const char *library) {
   void *handle = dlopen(library, RTLD_NOW | RTLD_NOLOAD);
   if (!handle)
     return nullptr;
-  auto **pointer = static_cast<const void **>(dlsym(handle, "fakeLastEmbedding"));
+  auto **pointer =
+      static_cast<const void **>(dlsym(handle, "fakeLastEmbedding"));
   return pointer ? *pointer : nullptr;
 }
 } // namespace

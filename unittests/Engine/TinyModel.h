@@ -1,4 +1,5 @@
-//===- TinyModel.h - The model of FakeStepProgram.cpp, for the tests --*- C++ -*-===//
+//===- TinyModel.h - The model of FakeStepProgram.cpp, for the tests --*- C++
+//-*-===//
 //
 // The tiny LLaMA FakeStepProgram.cpp's step libraries are written for (dim 4,
 // 2 heads, 1 KV head, 1 layer, vocab 5, 8 positions), the logits they

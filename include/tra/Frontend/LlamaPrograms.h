@@ -12,9 +12,9 @@
 #ifndef TRA_FRONTEND_LLAMAPROGRAMS_H
 #define TRA_FRONTEND_LLAMAPROGRAMS_H
 
-#include "tra/Target/LibraryCache.h"
 #include "tra/Hardware/Hardware.h"
 #include "tra/Runtime/Llama.h"
+#include "tra/Target/LibraryCache.h"
 
 #include "mlir/IR/MLIRContext.h"
 #include "llvm/Support/Error.h"

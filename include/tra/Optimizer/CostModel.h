@@ -12,8 +12,8 @@
 #ifndef TRA_OPTIMIZER_COSTMODEL_H
 #define TRA_OPTIMIZER_COSTMODEL_H
 
-#include "tra/Hardware/Hardware.h"
 #include "tra/Dialect/Plan/IR/Distribution.h"
+#include "tra/Hardware/Hardware.h"
 
 #include "mlir/IR/Types.h"
 #include "llvm/ADT/ArrayRef.h"

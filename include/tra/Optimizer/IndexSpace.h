@@ -14,8 +14,8 @@
 #ifndef TRA_OPTIMIZER_INDEXSPACE_H
 #define TRA_OPTIMIZER_INDEXSPACE_H
 
-#include "tra/Optimizer/CostModel.h"
 #include "tra/Dialect/Plan/IR/Distribution.h"
+#include "tra/Optimizer/CostModel.h"
 
 #include "mlir/IR/Operation.h"
 #include "llvm/ADT/SmallVector.h"

@@ -1,4 +1,5 @@
-//===- Codegen.h - Model-level tra to objects, executables, libraries -*- C++ -*-===//
+//===- Codegen.h - Model-level tra to objects, executables, libraries -*- C++
+//-*-===//
 //
 // The whole code generation of a one-device program: a model-level tra
 // module is lowered to the LLVM dialect (tra/Pipeline/Pipeline.h),

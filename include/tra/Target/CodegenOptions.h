@@ -1,4 +1,5 @@
-//===- CodegenOptions.h - How a module is compiled to native code -*- C++ -*-===//
+//===- CodegenOptions.h - How a module is compiled to native code -*- C++
+//-*-===//
 //
 // The switches of code generation that every emission path shares: the
 // entry, the target CPU, LLVM's optimization level and the options of the

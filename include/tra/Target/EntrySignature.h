@@ -1,4 +1,5 @@
-//===- EntrySignature.h - What a compiled program reads and writes -*- C++ -*-===//
+//===- EntrySignature.h - What a compiled program reads and writes -*- C++
+//-*-===//
 //
 // The entry function of a model and its signature: the names, element types
 // and shapes of the tensors a compiled program reads and writes, and, for a

@@ -11,9 +11,9 @@
 #ifndef TRA_TARGET_LIBRARYCACHE_H
 #define TRA_TARGET_LIBRARYCACHE_H
 
+#include "tra/Exec/Library.h"
 #include "tra/Target/CodegenOptions.h"
 #include "tra/Target/EntrySignature.h"
-#include "tra/Exec/Library.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Support/LLVM.h"

@@ -1,4 +1,5 @@
-//===- ProgramDescriptor.h - The runtime ABI's program descriptor -*- C++ -*-===//
+//===- ProgramDescriptor.h - The runtime ABI's program descriptor -*- C++
+//-*-===//
 //
 // Every compiled program defines `tra_exec_program`, a `TraExecProgram`
 // (runtime/exec/include/tra/Exec/ABI.h): the entry's name, its tensors, a
@@ -42,12 +43,11 @@ struct ProgramTarget {
 /// program times, and `target`. With `distributed`, the descriptor lists one
 /// program per rank instead of one `run`. Fails if an entry's C interface
 /// function is missing or does not take one buffer per tensor.
-llvm::Error addProgramDescriptor(llvm::Module &module,
-                                 const EntrySignature &signature,
-                                 ArrayRef<std::string> profiledOps,
-                                 const ProgramTarget &target,
-                                 const DistributedSignature *distributed =
-                                     nullptr);
+llvm::Error
+addProgramDescriptor(llvm::Module &module, const EntrySignature &signature,
+                     ArrayRef<std::string> profiledOps,
+                     const ProgramTarget &target,
+                     const DistributedSignature *distributed = nullptr);
 
 } // namespace tra
 } // namespace mlir

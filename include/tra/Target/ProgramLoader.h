@@ -9,8 +9,8 @@
 #ifndef TRA_TARGET_PROGRAMLOADER_H
 #define TRA_TARGET_PROGRAMLOADER_H
 
-#include "tra/Target/EntrySignature.h"
 #include "tra/Exec/Library.h"
+#include "tra/Target/EntrySignature.h"
 
 #include "llvm/Support/Error.h"
 

@@ -1,4 +1,5 @@
-//===- MemRefAddress.h - Element addresses of memrefs, for runtime calls -*- C++ -*-===//
+//===- MemRefAddress.h - Element addresses of memrefs, for runtime calls -*- C++
+//-*-===//
 //
 // Code that hands buffers to the runtime (BLAS and cuBLAS calls, GPU copies)
 // passes raw pointers computed on the host from memref descriptors. Header
@@ -27,8 +28,8 @@ inline Value getElementAddress(OpBuilder &b, Location loc, Value memref,
   for (auto [index, stride] : llvm::zip(indices, metadata.getStrides()))
     offset = arith::AddIOp::create(
         b, loc, offset, arith::MulIOp::create(b, loc, index, stride));
-  Value elementBytes = arith::ConstantIndexOp::create(
-      b, loc, type.getElementTypeBitWidth() / 8);
+  Value elementBytes =
+      arith::ConstantIndexOp::create(b, loc, type.getElementTypeBitWidth() / 8);
   Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, memref);
   return arith::AddIOp::create(
       b, loc, base, arith::MulIOp::create(b, loc, offset, elementBytes));

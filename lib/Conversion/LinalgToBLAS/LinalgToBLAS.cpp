@@ -428,8 +428,7 @@ static bool foldZeroFill(Operation *op, Value output) {
 /// op after `op` is that truncation and the only reader of `acc`, returns it:
 /// cuBLAS can write the result's type itself (accumulating in f32 and
 /// rounding once to nearest even, as the truncation does).
-static linalg::GenericOp findNarrowingConsumer(linalg::LinalgOp op,
-                                               Value acc) {
+static linalg::GenericOp findNarrowingConsumer(linalg::LinalgOp op, Value acc) {
   auto accType = cast<MemRefType>(acc.getType());
   Type input = cast<MemRefType>(op->getOperand(0).getType()).getElementType();
   if (!accType.getElementType().isF32() || input.isF32() ||
@@ -536,7 +535,8 @@ static void replaceWithGemm(linalg::LinalgOp op, const GemmShape &gemm,
     }
   }
   for (unsigned operand = 0; operand < 3; ++operand)
-    args[kPointerArg[operand]] = tra::toLLVMPointer(builder, loc, address[operand]);
+    args[kPointerArg[operand]] =
+        tra::toLLVMPointer(builder, loc, address[operand]);
   if (target.cuda) {
     Type input = cast<MemRefType>(a.getType()).getElementType();
     Type output = cast<MemRefType>(c.getType()).getElementType();

@@ -52,9 +52,9 @@
 
 #include "tra/Conversion/PlanToComm/PlanToComm.h"
 #include "tra/Dialect/Comm/IR/Comm.h"
-#include "tra/Dialect/TRA/IR/TRAOps.h"
 #include "tra/Dialect/Plan/IR/Distribution.h"
 #include "tra/Dialect/Plan/IR/PlanDialect.h"
+#include "tra/Dialect/TRA/IR/TRAOps.h"
 #include "tra/Optimizer/Planner.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"

@@ -77,11 +77,10 @@ enum { TRA_CUDA_F32 = 0, TRA_CUDA_F16 = 1, TRA_CUDA_BF16 = 2 };
  * cores for f16 and bf16). Calls cublasGemmStridedBatchedEx.
  */
 void tra_cuda_gemm(int64_t inputType, int64_t outputType, int64_t batch,
-                   int64_t transA,
-                   int64_t transB, int64_t m, int64_t n, int64_t k, float alpha,
-                   const void *a, int64_t lda, int64_t strideA, const void *b,
-                   int64_t ldb, int64_t strideB, float beta, void *c,
-                   int64_t ldc, int64_t strideC);
+                   int64_t transA, int64_t transB, int64_t m, int64_t n,
+                   int64_t k, float alpha, const void *a, int64_t lda,
+                   int64_t strideA, const void *b, int64_t ldb, int64_t strideB,
+                   float beta, void *c, int64_t ldc, int64_t strideC);
 
 /**
  * Waits for the stream and returns 0 if no call has failed since the last

@@ -74,8 +74,7 @@ private:
     int64_t pos = 0;
     std::vector<float> logits;
     /// GPU programs: the device copies of `tokens`, `pos` and `logits`.
-    void *deviceTokens = nullptr, *devicePos = nullptr,
-         *deviceLogits = nullptr;
+    void *deviceTokens = nullptr, *devicePos = nullptr, *deviceLogits = nullptr;
     std::vector<void *> buffers;
     /// (buffer slot, cache index 2 * layer + (k ? 0 : 1)).
     std::vector<std::pair<size_t, int64_t>> cacheInputs, cacheOutputs;
