@@ -143,6 +143,25 @@ TEST(FakeGpu, PoolReusesBlocksBySizeClass) {
   EXPECT_EQ(takeError(), "");
 }
 
+TEST(FakeGpu, FreeingForeignMemoryIsAnError) {
+  int onTheHost = 0;
+  cuda::release(&onTheHost);
+  EXPECT_NE(takeError().find("freeing GPU memory that the pool did not "
+                             "allocate"),
+            std::string::npos);
+  EXPECT_EQ(takeError(), "");
+}
+
+TEST(BadDevice, NamesTheOrdinalAndTheCount) {
+  // TRA_CUDA_DEVICE=7 on the fake's 2 devices.
+  rt::Status status = cuda::initialize();
+  ASSERT_FALSE(status);
+  EXPECT_NE(status.message().find("TRA_CUDA_DEVICE=7 is not a device ordinal "
+                                  "below 2"),
+            std::string::npos)
+      << status.message();
+}
+
 TEST(FakeGpu, CopiesRoundTrip) {
   std::vector<float> host(1000), back(1000, -1.0f);
   for (size_t i = 0; i < host.size(); ++i)

@@ -119,4 +119,13 @@ TEST(LocalModel, ShapeMismatchNamesBoth) {
       << status.message();
 }
 
+TEST(LocalModel, UnknownDeviceKindIsRefusedByTheLoader) {
+  rt::Result<std::unique_ptr<exec::ProgramLibrary>> library =
+      exec::ProgramLibrary::open(TRA_FAKE_STEP_BADDEVICE);
+  ASSERT_FALSE(library.ok());
+  EXPECT_NE(library.message().find("a program for an unknown device kind 7"),
+            std::string::npos)
+      << library.message();
+}
+
 } // namespace
