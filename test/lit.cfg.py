@@ -75,8 +75,9 @@ if shutil.which("mpirun"):
 # the toolkit the build found) and programs link with runtime/cuda; every
 # GPU compile test runs ptxas for sm_80 and sm_90. cuda-device: a GPU and its
 # driver are present (tests that run kernels compare them with the CPU).
-# %fake_cuda runs a GPU program against the fake driver and cuBLAS of
-# unittests/Cuda (host memory; cuBLAS calls are computed, kernels are not).
+# %fake_cuda runs a GPU program against the fake driver, cuBLAS and NCCL of
+# unittests/Cuda (host memory; cuBLAS calls are computed, kernels are not;
+# NCCL moves go through files in the directory FAKE_NCCL_DIR names).
 if (config.cuda_runtime == "ON" and config.cuda_toolkit and
         os.access(os.path.join(config.cuda_toolkit, "bin", "ptxas"), os.X_OK) and
         os.access(os.path.join(config.cuda_toolkit, "bin", "fatbinary"), os.X_OK)):
@@ -85,8 +86,9 @@ if (config.cuda_runtime == "ON" and config.cuda_toolkit and
     if config.fake_cuda_driver:
         config.available_features.add("fake-cuda")
         config.substitutions.append(
-            ("%fake_cuda", "env TRA_CUDA_DRIVER=%s TRA_CUBLAS=%s"
-             % (config.fake_cuda_driver, config.fake_cublas)))
+            ("%fake_cuda", "env TRA_CUDA_DRIVER=%s TRA_CUBLAS=%s TRA_NCCL=%s"
+             % (config.fake_cuda_driver, config.fake_cublas,
+                config.fake_nccl)))
 
 
 def _has_cuda_device():

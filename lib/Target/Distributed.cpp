@@ -152,14 +152,23 @@ mlir::tra::lowerDistributedToLLVMDialect(ModuleOp module,
     signature.ranks[r].local.symbol =
         (kModelSymbolPrefix + implementation[r]).str();
 
+  // On GPUs every tile is in device memory and every move a runtime/cuda
+  // (NCCL) call.
+  if (options.cuda)
+    module->setAttr(comm::CommDialect::kDeviceAttrName,
+                    StringAttr::get(ctx, "cuda"));
   TRAToLLVMPipelineOptions pipelineOptions;
   setPipelineOptions(pipelineOptions, options);
   pipelineOptions.profile = false;
   PassManager pm(ctx);
   buildTRAToLinalgStage(pm, pipelineOptions);
   buildBufferizationStage(pm, pipelineOptions);
-  pm.addPass(createConvertMPIToLLVM());
-  buildLLVMStage(pm, pipelineOptions);
+  if (options.cuda) {
+    buildGPUStage(pm, pipelineOptions);
+  } else {
+    pm.addPass(createConvertMPIToLLVM());
+    buildLLVMStage(pm, pipelineOptions);
+  }
   if (failed(pm.run(module)))
     return failure();
   return FailureOr<DistributedSignature>(std::move(signature));
@@ -185,12 +194,20 @@ mlir::tra::compileDistributedToObject(ModuleOp module, StringRef output,
 static LogicalResult linkDistributed(ModuleOp module, StringRef output,
                                      const CodegenOptions &options,
                                      bool sharedLibrary) {
-  LinkOptions linkOptions = getDistributedLinkOptions();
+  LinkOptions linkOptions = getDistributedLinkOptions(options.cuda);
   if (linkOptions.runtimeLibraries.empty())
-    return module.emitError("this compiler was built without the MPI "
-                            "runtime (runtime/mpi): distributed programs "
-                            "cannot be linked");
-  if (sharedLibrary) {
+    return module.emitError(
+        options.cuda ? "this compiler was built without the MPI runtime "
+                       "(runtime/mpi) or the CUDA runtime (runtime/cuda): "
+                       "distributed GPU programs cannot be linked"
+                     : "this compiler was built without the MPI runtime "
+                       "(runtime/mpi): distributed programs cannot be "
+                       "linked");
+  if (sharedLibrary && options.cuda) {
+    // A GPU rank program calls MPI nowhere (its moves are runtime/cuda's):
+    // it links like a one-GPU library.
+    linkOptions = getCudaSharedLibraryLinkOptions();
+  } else if (sharedLibrary) {
     // The rank programs' MPI calls (the mpi dialect's MPI_* and the
     // tra_mpi_* runtime) stay undefined in the library: they bind to the MPI
     // runtime of the process that loads it, so that both share one MPI

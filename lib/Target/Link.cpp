@@ -58,16 +58,6 @@ LinkOptions mlir::tra::getDefaultSharedLibraryLinkOptions() {
   return options;
 }
 
-LinkOptions mlir::tra::getDistributedLinkOptions() {
-  LinkOptions options = getDefaultLinkOptions();
-  options.runtimeLibraries =
-      locateRuntimeLibraries(TRA_EXEC_MPI_RUNTIME_LIBRARIES);
-  SmallVector<std::string> system = splitList(TRA_EXEC_MPI_LIBRARIES);
-  system.append(options.systemLibraries.begin(), options.systemLibraries.end());
-  options.systemLibraries = std::move(system);
-  return options;
-}
-
 /// The link options of GPU programs whose runtime archives `list` names.
 static LinkOptions cudaLinkOptions(StringRef list) {
   LinkOptions options;
@@ -83,6 +73,21 @@ static LinkOptions cudaLinkOptions(StringRef list) {
       "-Wl,-rpath,$ORIGIN", "-Wl,-rpath,$ORIGIN/../lib"};
   for (std::string &library : splitList(TRA_EXEC_GPU_SYSTEM_LIBRARIES))
     options.systemLibraries.push_back(std::move(library));
+  return options;
+}
+
+LinkOptions mlir::tra::getDistributedLinkOptions(bool cuda) {
+  LinkOptions options =
+      cuda ? cudaLinkOptions(TRA_EXEC_MPI_CUDA_RUNTIME_LIBRARIES)
+           : getDefaultLinkOptions();
+  if (!cuda)
+    options.runtimeLibraries =
+        locateRuntimeLibraries(TRA_EXEC_MPI_RUNTIME_LIBRARIES);
+  if (options.runtimeLibraries.empty())
+    return options;
+  SmallVector<std::string> system = splitList(TRA_EXEC_MPI_LIBRARIES);
+  system.append(options.systemLibraries.begin(), options.systemLibraries.end());
+  options.systemLibraries = std::move(system);
   return options;
 }
 

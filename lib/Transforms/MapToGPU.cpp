@@ -8,8 +8,10 @@
 //
 //  * memref.alloc / memref.alloca / memref.dealloc become gpu.alloc /
 //    gpu.dealloc; memref.get_global (a host constant) is copied into a
-//    device buffer; a contiguous memref.copy becomes a tra_cuda_memcpy call
-//    and any other copy a linalg.copy;
+//    device buffer; a contiguous memref.copy becomes a tra_cuda_memcpy call,
+//    a strided copy (memref.copy or linalg.copy) of up to 4 dimensions with
+//    static strides a tra_cuda_copy_strided call (the copy engines, through
+//    cuMemcpy2DAsync), and any other copy a linalg.copy;
 //  * a linalg op becomes one gpu.launch: its parallel dimensions that index
 //    every output are tiled by 1 into an scf.parallel (one iteration per
 //    output element), whose iterations are linearized over 1-D blocks of
@@ -59,6 +61,7 @@ using namespace mlir;
 static constexpr StringLiteral kMemcpyName = "tra_cuda_memcpy";
 static constexpr StringLiteral kReadName = "tra_cuda_read";
 static constexpr StringLiteral kWriteName = "tra_cuda_write";
+static constexpr StringLiteral kCopyStridedName = "tra_cuda_copy_strided";
 
 /// Returns true if `op` is inside a kernel.
 static bool isInKernel(Operation *op) {
@@ -78,13 +81,17 @@ class RuntimeFunctions {
 public:
   explicit RuntimeFunctions(ModuleOp module) : module(module) {}
 
-  /// The declaration of `name` (dst, src: pointers; bytes: i64), or a
-  /// diagnostic if the name is taken.
+  /// The declaration of copy function `name` (dst, src: pointers; bytes:
+  /// i64), or a diagnostic if the name is taken.
   FailureOr<func::FuncOp> get(StringRef name) {
     MLIRContext *ctx = module.getContext();
     Type ptr = LLVM::LLVMPointerType::get(ctx);
-    auto type =
-        FunctionType::get(ctx, {ptr, ptr, IntegerType::get(ctx, 64)}, {});
+    return get(name, FunctionType::get(
+                         ctx, {ptr, ptr, IntegerType::get(ctx, 64)}, {}));
+  }
+
+  /// The declaration of `name` of `type`.
+  FailureOr<func::FuncOp> get(StringRef name, FunctionType type) {
     if (Operation *existing = SymbolTable::lookupSymbolIn(module, name)) {
       auto func = dyn_cast<func::FuncOp>(existing);
       if (!func || func.getFunctionType() != type)
@@ -141,6 +148,75 @@ static bool isContiguous(MemRefType type) {
   return true;
 }
 
+/// The most dimensions tra_cuda_copy_strided takes.
+static constexpr int64_t kMaxStridedCopyRank = 4;
+
+/// Whether tra_cuda_copy_strided can copy from `source` to `target`: the
+/// same rank (1 to 4), whole bytes, static strides, positive along every
+/// dimension that may have more than one element.
+static bool isStridedCopy(MemRefType source, MemRefType target) {
+  if (source.getRank() != target.getRank() || source.getRank() < 1 ||
+      source.getRank() > kMaxStridedCopyRank ||
+      source.getElementTypeBitWidth() % 8 != 0 ||
+      source.getElementType() != target.getElementType())
+    return false;
+  for (MemRefType type : {source, target}) {
+    SmallVector<int64_t> strides;
+    int64_t offset;
+    if (failed(type.getStridesAndOffset(strides, offset)))
+      return false;
+    for (int64_t d = 0, e = type.getRank(); d < e; ++d)
+      if (type.getDimSize(d) != 1 &&
+          (ShapedType::isDynamic(strides[d]) || strides[d] <= 0))
+        return false;
+  }
+  return true;
+}
+
+/// A tra_cuda_copy_strided call copying `source` to `target`
+/// (isStridedCopy).
+static LogicalResult createStridedCopy(OpBuilder &b, Location loc,
+                                       RuntimeFunctions &runtime, Value source,
+                                       Value target) {
+  MLIRContext *ctx = b.getContext();
+  Type ptr = LLVM::LLVMPointerType::get(ctx);
+  Type i64 = b.getI64Type();
+  SmallVector<Type> types = {ptr, ptr, i64, i64};
+  types.append(3 * kMaxStridedCopyRank, i64);
+  FailureOr<func::FuncOp> callee =
+      runtime.get(kCopyStridedName, FunctionType::get(ctx, types, {}));
+  if (failed(callee))
+    return failure();
+  auto type = cast<MemRefType>(source.getType());
+  auto i64Constant = [&](int64_t v) -> Value {
+    return arith::ConstantIntOp::create(b, loc, i64, v);
+  };
+  SmallVector<Value> args = {elementPointer(b, loc, target, {}),
+                             elementPointer(b, loc, source, {}),
+                             i64Constant(type.getElementTypeBitWidth() / 8),
+                             i64Constant(type.getRank())};
+  for (int64_t d = 0; d < kMaxStridedCopyRank; ++d)
+    args.push_back(
+        d < type.getRank()
+            ? arith::IndexCastOp::create(
+                  b, loc, i64, memref::DimOp::create(b, loc, source, d))
+                  .getResult()
+            : i64Constant(1));
+  for (Value buffer : {target, source}) {
+    SmallVector<int64_t> strides;
+    int64_t offset;
+    (void)cast<MemRefType>(buffer.getType())
+        .getStridesAndOffset(strides, offset);
+    for (int64_t d = 0; d < kMaxStridedCopyRank; ++d)
+      // Strides of one-element dimensions are never used.
+      args.push_back(i64Constant(
+          d < type.getRank() && !ShapedType::isDynamic(strides[d]) ? strides[d]
+                                                                   : 0));
+  }
+  func::CallOp::create(b, loc, *callee, args);
+  return success();
+}
+
 /// Inserts `gpu.dealloc` of `memref` before the terminator of `block`.
 static void deallocAtEnd(OpBuilder &b, Location loc, Value memref,
                          Block *block) {
@@ -156,7 +232,7 @@ static LogicalResult mapMemory(func::FuncOp func, RuntimeFunctions &runtime) {
   func.walk([&](Operation *op) {
     if (!isInKernel(op) &&
         isa<memref::AllocOp, memref::AllocaOp, memref::DeallocOp,
-            memref::CopyOp, memref::GetGlobalOp>(op))
+            memref::CopyOp, memref::GetGlobalOp, linalg::CopyOp>(op))
       ops.push_back(op);
   });
   OpBuilder b(func.getContext());
@@ -212,9 +288,26 @@ static LogicalResult mapMemory(func::FuncOp func, RuntimeFunctions &runtime) {
             ValueRange{elementPointer(b, loc, copy.getTarget(), {}),
                        elementPointer(b, loc, copy.getSource(), {}),
                        byteSize(b, loc, copy.getSource())});
+      } else if (isStridedCopy(sourceType, targetType)) {
+        if (failed(createStridedCopy(b, loc, runtime, copy.getSource(),
+                                     copy.getTarget())))
+          return failure();
       } else {
         linalg::CopyOp::create(b, loc, copy.getSource(), copy.getTarget());
       }
+      copy.erase();
+    } else if (auto copy = dyn_cast<linalg::CopyOp>(op)) {
+      // A strided copy (tra-expand-strided-copies made it a linalg.copy):
+      // the copy engines, not a kernel, where the runtime can describe it.
+      if (!copy.hasPureBufferSemantics())
+        continue;
+      Value source = copy.getDpsInputs()[0], target = copy.getDpsInits()[0];
+      auto sourceType = dyn_cast<MemRefType>(source.getType());
+      auto targetType = dyn_cast<MemRefType>(target.getType());
+      if (!sourceType || !targetType || !isStridedCopy(sourceType, targetType))
+        continue;
+      if (failed(createStridedCopy(b, loc, runtime, source, target)))
+        return failure();
       copy.erase();
     }
   }

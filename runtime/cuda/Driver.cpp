@@ -67,6 +67,8 @@ rt::Result<const DriverApi *> openDriver() {
        resolve(handle, "cuMemAllocManaged", api.memAllocManaged)},
       {"cuMemFree_v2", resolve(handle, "cuMemFree_v2", api.memFree)},
       {"cuMemcpyAsync", resolve(handle, "cuMemcpyAsync", api.memcpyAsync)},
+      {"cuMemcpy2DAsync_v2",
+       resolve(handle, "cuMemcpy2DAsync_v2", api.memcpy2DAsync)},
       {"cuMemsetD8Async",
        resolve(handle, "cuMemsetD8Async", api.memsetD8Async)},
       {"cuMemsetD16Async",

@@ -42,6 +42,7 @@ struct DriverApi {
   CUresult (*memAllocManaged)(CUdeviceptr *, size_t, unsigned);
   CUresult (*memFree)(CUdeviceptr);
   CUresult (*memcpyAsync)(CUdeviceptr, CUdeviceptr, size_t, CUstream);
+  CUresult (*memcpy2DAsync)(const CUDA_MEMCPY2D *, CUstream);
   CUresult (*memsetD8Async)(CUdeviceptr, unsigned char, size_t, CUstream);
   CUresult (*memsetD16Async)(CUdeviceptr, unsigned short, size_t, CUstream);
   CUresult (*memsetD32Async)(CUdeviceptr, unsigned, size_t, CUstream);

@@ -12,11 +12,13 @@
 
 #include "tra/Cuda/ABI.h"
 
+#include <climits>
 #include <cstring>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 using namespace tra;
 using namespace tra::cuda;
@@ -217,6 +219,120 @@ extern "C" void tra_cuda_memcpy(void *dst, const void *src, int64_t bytes) {
                                 reinterpret_cast<CUdeviceptr>(src),
                                 size_t(bytes), active.stream),
         "copying GPU memory (cuMemcpyAsync)");
+}
+
+namespace {
+/// One dimension of a strided copy: its size and the strides (in bytes) of
+/// the destination and the source along it.
+struct CopyDim {
+  int64_t size, dstStride, srcStride;
+};
+
+/// Copies `rows` rows of `width` bytes, each `dstPitch` / `srcPitch` bytes
+/// after the last, with one cuMemcpy2DAsync (or one copy per row where a
+/// pitch exceeds what the driver takes).
+bool copyRows(const Active &active, char *dst, const char *src, int64_t width,
+              int64_t rows, int64_t dstPitch, int64_t srcPitch) {
+  if (rows == 1 || (dstPitch == width && srcPitch == width))
+    return check(active.api->memcpyAsync(reinterpret_cast<CUdeviceptr>(dst),
+                                         reinterpret_cast<CUdeviceptr>(src),
+                                         size_t(width * rows), active.stream),
+                 "copying GPU memory (cuMemcpyAsync)");
+  if (dstPitch > INT32_MAX || srcPitch > INT32_MAX) {
+    for (int64_t r = 0; r < rows; ++r)
+      if (!copyRows(active, dst + r * dstPitch, src + r * srcPitch, width, 1,
+                    dstPitch, srcPitch))
+        return false;
+    return true;
+  }
+  CUDA_MEMCPY2D copy = {};
+  copy.srcMemoryType = CU_MEMORYTYPE_DEVICE;
+  copy.srcDevice = reinterpret_cast<CUdeviceptr>(src);
+  copy.srcPitch = size_t(srcPitch);
+  copy.dstMemoryType = CU_MEMORYTYPE_DEVICE;
+  copy.dstDevice = reinterpret_cast<CUdeviceptr>(dst);
+  copy.dstPitch = size_t(dstPitch);
+  copy.WidthInBytes = size_t(width);
+  copy.Height = size_t(rows);
+  return check(active.api->memcpy2DAsync(&copy, active.stream),
+               "copying strided GPU memory (cuMemcpy2DAsync)");
+}
+} // namespace
+
+extern "C" void tra_cuda_copy_strided(void *dst, const void *src,
+                                      int64_t elementBytes, int64_t rank,
+                                      int64_t size0, int64_t size1,
+                                      int64_t size2, int64_t size3,
+                                      int64_t dstStride0, int64_t dstStride1,
+                                      int64_t dstStride2, int64_t dstStride3,
+                                      int64_t srcStride0, int64_t srcStride1,
+                                      int64_t srcStride2, int64_t srcStride3) {
+  Active active = activate();
+  if (!active.api)
+    return;
+  const int64_t sizes[] = {size0, size1, size2, size3};
+  const int64_t dstStrides[] = {dstStride0, dstStride1, dstStride2, dstStride3};
+  const int64_t srcStrides[] = {srcStride0, srcStride1, srcStride2, srcStride3};
+  if (rank < 1 || rank > 4 || elementBytes < 1) {
+    recordError("tra_cuda_copy_strided: invalid rank " + std::to_string(rank));
+    return;
+  }
+  // Dimensions of more than one element, outermost first, with neighbours
+  // that are one run in both buffers merged.
+  std::vector<CopyDim> dims;
+  for (int64_t d = 0; d < rank; ++d) {
+    if (sizes[d] == 0)
+      return;
+    if (sizes[d] < 0 || dstStrides[d] < 0 || srcStrides[d] < 0) {
+      recordError("tra_cuda_copy_strided: a negative size or stride");
+      return;
+    }
+    if (sizes[d] > 1)
+      dims.push_back({sizes[d], dstStrides[d] * elementBytes,
+                      srcStrides[d] * elementBytes});
+  }
+  for (size_t d = dims.size(); d-- > 1;) {
+    CopyDim &outer = dims[d - 1], &inner = dims[d];
+    if (outer.dstStride == inner.size * inner.dstStride &&
+        outer.srcStride == inner.size * inner.srcStride) {
+      inner.size *= outer.size;
+      dims.erase(dims.begin() + (d - 1));
+    }
+  }
+  // A row: the innermost dimension if it is contiguous in both buffers,
+  // else one element.
+  int64_t width = elementBytes;
+  if (!dims.empty() && dims.back().dstStride == elementBytes &&
+      dims.back().srcStride == elementBytes) {
+    width *= dims.back().size;
+    dims.pop_back();
+  }
+  char *to = static_cast<char *>(dst);
+  const char *from = static_cast<const char *>(src);
+  if (dims.empty()) {
+    copyRows(active, to, from, width, 1, width, width);
+    return;
+  }
+  // The innermost remaining dimension is the rows of a 2-D copy; the others
+  // are looped over here.
+  CopyDim rows = dims.back();
+  dims.pop_back();
+  std::vector<int64_t> index(dims.size(), 0);
+  while (true) {
+    int64_t dstOffset = 0, srcOffset = 0;
+    for (size_t d = 0; d < dims.size(); ++d) {
+      dstOffset += index[d] * dims[d].dstStride;
+      srcOffset += index[d] * dims[d].srcStride;
+    }
+    if (!copyRows(active, to + dstOffset, from + srcOffset, width, rows.size,
+                  rows.dstStride, rows.srcStride))
+      return;
+    size_t d = dims.size();
+    while (d > 0 && ++index[d - 1] == dims[d - 1].size)
+      index[--d] = 0;
+    if (d == 0)
+      return;
+  }
 }
 
 extern "C" void tra_cuda_read(void *host, const void *device, int64_t bytes) {

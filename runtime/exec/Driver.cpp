@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -408,9 +409,6 @@ Status checkProgram(const TraExecProgram &program) {
   if (program.device != TRA_EXEC_HOST && program.device != TRA_EXEC_CUDA)
     return Error{"the program is for an unknown device kind " +
                  std::to_string(program.device)};
-  if (program.device == TRA_EXEC_CUDA && program.numRanks > 0)
-    return Error{"distributed programs for GPUs are not supported by this "
-                 "runtime"};
   for (const auto *infos : {program.inputs, program.outputs})
     for (int64_t i = 0, e = infos == program.inputs ? program.numInputs
                                                     : program.numOutputs;
@@ -477,6 +475,55 @@ private:
   std::vector<void *> pointers;
 };
 
+/// The buffers a program runs on: the host tensors `args` and `results`
+/// themselves or, for a GPU program (`accelerator`), device copies of the
+/// arguments and device space for the results, owned by `device`.
+Result<std::vector<void *>>
+programBuffers(std::vector<HostTensor> &args, std::vector<HostTensor> &results,
+               const Accelerator *accelerator,
+               std::optional<DeviceBuffers> &device) {
+  std::vector<void *> buffers;
+  if (!accelerator) {
+    for (HostTensor &arg : args)
+      buffers.push_back(const_cast<uint8_t *>(arg.data()));
+    for (HostTensor &result : results)
+      buffers.push_back(result.mutableData());
+    return buffers;
+  }
+  device.emplace(*accelerator);
+  for (HostTensor &arg : args) {
+    Result<void *> pointer = device->add(arg, /*copy=*/true);
+    if (!pointer)
+      return Error{"copying the inputs to " + accelerator->describe() + ": " +
+                   pointer.message()};
+    buffers.push_back(*pointer);
+  }
+  for (HostTensor &result : results) {
+    Result<void *> pointer = device->add(result, /*copy=*/false);
+    if (!pointer)
+      return Error{"allocating the outputs on " + accelerator->describe() +
+                   ": " + pointer.message()};
+    buffers.push_back(*pointer);
+  }
+  return buffers;
+}
+
+/// Copies a GPU program's results (device buffers `buffers[first + i]`)
+/// back to `results`; `name(i)` names result i.
+template <typename NameFn>
+Status copyResultsToHost(std::vector<HostTensor> &results,
+                         const std::vector<void *> &buffers, size_t first,
+                         const Accelerator &accelerator, NameFn name) {
+  for (size_t i = 0; i < results.size(); ++i)
+    if (Status status =
+            accelerator.copyToHost(results[i].mutableData(), buffers[first + i],
+                                   results[i].byteSize());
+        !status)
+      return Error{"copying result '" + std::string(name(i)) + "' from " +
+                   accelerator.describe() + ": " + status.message()};
+  return Status::success();
+}
+
 /// Runs the program on `args` and writes the requested outputs. A GPU
 /// program (`accelerator`) runs on device copies of the arguments; its
 /// results are copied back once it is done.
@@ -488,30 +535,12 @@ Status run(const TraExecProgram &program, const Options &options,
   for (int64_t i = 0; i < program.numOutputs; ++i)
     results.push_back(HostTensor::zeros(*toDType(program.outputs[i].dtype),
                                         shapeOf(program.outputs[i])));
-  std::vector<void *> buffers;
   std::optional<DeviceBuffers> device;
-  if (accelerator) {
-    device.emplace(*accelerator);
-    for (HostTensor &arg : args) {
-      Result<void *> pointer = device->add(arg, /*copy=*/true);
-      if (!pointer)
-        return Error{"copying the inputs to " + accelerator->describe() + ": " +
-                     pointer.message()};
-      buffers.push_back(*pointer);
-    }
-    for (HostTensor &result : results) {
-      Result<void *> pointer = device->add(result, /*copy=*/false);
-      if (!pointer)
-        return Error{"allocating the outputs on " + accelerator->describe() +
-                     ": " + pointer.message()};
-      buffers.push_back(*pointer);
-    }
-  } else {
-    for (HostTensor &arg : args)
-      buffers.push_back(const_cast<uint8_t *>(arg.data()));
-    for (HostTensor &result : results)
-      buffers.push_back(result.mutableData());
-  }
+  Result<std::vector<void *>> placed =
+      programBuffers(args, results, accelerator, device);
+  if (!placed)
+    return placed.error();
+  std::vector<void *> &buffers = *placed;
 
   int64_t threads = options.threads.value_or(
       program.numThreads > 0
@@ -537,14 +566,11 @@ Status run(const TraExecProgram &program, const Options &options,
     printProfile(program, times, threads);
 
   if (accelerator)
-    for (int64_t i = 0; i < program.numOutputs; ++i)
-      if (Status status = accelerator->copyToHost(
-              results[i].mutableData(), buffers[program.numInputs + i],
-              results[i].byteSize());
-          !status)
-        return Error{"copying result '" + std::string(program.outputs[i].name) +
-                     "' from " + accelerator->describe() + ": " +
-                     status.message()};
+    if (Status status = copyResultsToHost(
+            results, buffers, size_t(program.numInputs), *accelerator,
+            [&](size_t i) { return program.outputs[i].name; });
+        !status)
+      return status;
 
   for (const auto &[i, file] : writes)
     if (Status status = writeNpy(file, results[i]); !status)
@@ -848,7 +874,8 @@ int writeRankOutputs(const TraExecProgram &program,
 /// an error aborts the job.
 Result<int> runRank(const TraExecProgram &program, const Options &options,
                     const std::vector<std::pair<int64_t, std::string>> &writes,
-                    const Communicator &comm, int rank, const char *self) {
+                    const Communicator &comm, int rank, const char *self,
+                    const Accelerator *accelerator) {
   const TraExecRankProgram &mine = program.ranks[rank];
   // Outputs of an earlier run must not pass for this run's if it fails.
   if (options.outputPerRank)
@@ -873,11 +900,12 @@ Result<int> runRank(const TraExecProgram &program, const Options &options,
     results.push_back(
         HostTensor::zeros(*toDType(info.dtype), tileShape(tile, info.rank)));
   }
-  std::vector<void *> buffers;
-  for (HostTensor &arg : args)
-    buffers.push_back(const_cast<uint8_t *>(arg.data()));
-  for (HostTensor &result : results)
-    buffers.push_back(result.mutableData());
+  std::optional<DeviceBuffers> device;
+  Result<std::vector<void *>> placed =
+      programBuffers(args, results, accelerator, device);
+  if (!placed)
+    return placed.error();
+  std::vector<void *> &buffers = *placed;
   int64_t threads = options.threads.value_or(
       program.numThreads > 0
           ? program.numThreads
@@ -888,6 +916,11 @@ Result<int> runRank(const TraExecProgram &program, const Options &options,
   for (int64_t i = 0; i < options.repeat; ++i) {
     auto start = std::chrono::steady_clock::now();
     mine.run(buffers.data());
+    // A GPU program's work (moves included) is issued, not done.
+    if (accelerator)
+      if (Status status = accelerator->synchronize(); !status)
+        return Error{"running @" + std::string(program.entryName) + " on " +
+                     accelerator->describe() + ": " + status.message()};
     auto end = std::chrono::steady_clock::now();
     times.push_back(
         std::chrono::duration<double, std::milli>(end - start).count());
@@ -906,6 +939,15 @@ Result<int> runRank(const TraExecProgram &program, const Options &options,
                  static_cast<long long>((comm.messagesSent() - messagesBefore) /
                                         options.repeat));
   }
+
+  if (accelerator)
+    if (Status status = copyResultsToHost(
+            results, buffers, size_t(mine.numInputs), *accelerator,
+            [&](size_t i) {
+              return program.outputs[mine.outputs[i].tensor].name;
+            });
+        !status)
+      return status;
 
   if (options.outputPerRank)
     return writeRankOutputs(program, writes, comm, rank, results, self);
@@ -951,9 +993,60 @@ Result<int> runRank(const TraExecProgram &program, const Options &options,
 
 int fail(const char *program, const std::string &message);
 
+/// The hardware a GPU program was compiled for, as its errors name it.
+std::string hardwareOf(const TraExecProgram &program) {
+  return program.hardware && *program.hardware ? program.hardware : "a GPU";
+}
+
+/// The one line a GPU program prints where its GPU cannot be used: what the
+/// program was built for, what it needs, and how to run the model here.
+std::string gpuNeeded(const TraExecProgram &program, const std::string &why) {
+  return "this program was compiled for " + hardwareOf(program) +
+         " and needs an NVIDIA GPU with a CUDA 13 driver: " + why +
+         "; compile the model with --emulate-on-cpu to run it on this "
+         "machine's CPU";
+}
+
+std::string linkedWithoutCuda(const TraExecProgram &program) {
+  return "this program was compiled for " + hardwareOf(program) +
+         " (NVIDIA GPUs) but linked without the CUDA runtime (runtime/cuda)";
+}
+
+/// The lowest rank whose `ok` is false, or -1 (a collective over all ranks).
+int firstFailingRank(const Communicator &comm, int rank, bool ok) {
+  int64_t value = ok ? INT64_MAX : rank;
+  comm.allreduce(&value, 1, TRA_MPI_I64, TRA_MPI_MIN, nullptr, 0);
+  return value == INT64_MAX ? -1 : int(value);
+}
+
+/// Opens every rank's GPU and connects them; on failure the lowest failing
+/// rank prints why (one line) and every rank returns false.
+bool connectGpus(const TraExecProgram &program, const Communicator &comm,
+                 int rank, const Accelerator *accelerator, const char *self) {
+  Status status = accelerator ? accelerator->initialize()
+                              : Status(Error{linkedWithoutCuda(program)});
+  if (int first = firstFailingRank(comm, rank, bool(status)); first >= 0) {
+    if (rank == first)
+      fail(self, "rank " + std::to_string(rank) + ": " +
+                     (accelerator ? gpuNeeded(program, status.message())
+                                  : status.message()));
+    return false;
+  }
+  status = accelerator->connect(comm, int(program.numRanks));
+  if (int first = firstFailingRank(comm, rank, bool(status)); first >= 0) {
+    if (rank == first)
+      fail(self, "rank " + std::to_string(rank) + ": connecting the GPUs of " +
+                     std::to_string(program.numRanks) + " ranks (" +
+                     hardwareOf(program) + "): " + status.message());
+    return false;
+  }
+  return true;
+}
+
 /// Runs a distributed program on this rank; returns the exit code.
 int runDistributed(const TraExecProgram &program, const Options &options,
-                   int argc, char **argv, const Communicator &comm) {
+                   int argc, char **argv, const Communicator &comm,
+                   const Accelerator *accelerator) {
   const char *self = argc > 0 ? argv[0] : "tra-program";
   comm.init(&argc, &argv, program.numRanks, uint64_t(program.fingerprint),
             self);
@@ -973,12 +1066,24 @@ int runDistributed(const TraExecProgram &program, const Options &options,
     comm.finalize(0);
     return 1;
   }
-  Result<int> code = runRank(program, options, *writes, comm, rank, self);
+  // A GPU program: every rank's GPU, connected to the others', before any
+  // file is read or written.
+  const Accelerator *gpu = nullptr;
+  if (program.device == TRA_EXEC_CUDA) {
+    if (!connectGpus(program, comm, rank, accelerator, self)) {
+      comm.finalize(0);
+      return 1;
+    }
+    gpu = accelerator;
+  }
+  Result<int> code = runRank(program, options, *writes, comm, rank, self, gpu);
   if (!code) {
     std::string message = std::string(self) + ": " + code.message();
     comm.fatal(message.c_str());
     return 1;
   }
+  if (gpu)
+    gpu->disconnect();
   // With --profile the runtime adds what it handed MPI over the whole job.
   comm.finalize(options.profile ? 1 : 0);
   return *code;
@@ -1021,7 +1126,8 @@ int runProgram(const TraExecProgram &program, int argc, char **argv,
                             std::to_string(program.numRanks) +
                             " MPI ranks but the executable was linked "
                             "without the MPI runtime");
-    return runDistributed(program, *options, argc, argv, *communicator);
+    return runDistributed(program, *options, argc, argv, *communicator,
+                          accelerator);
   }
   if (options->outputPerRank)
     return fail(self, "--output-per-rank is for distributed programs; @" +
@@ -1029,20 +1135,12 @@ int runProgram(const TraExecProgram &program, int argc, char **argv,
                           " runs on one device");
   const Accelerator *gpu = nullptr;
   if (program.device == TRA_EXEC_CUDA) {
-    std::string hardware =
-        program.hardware && *program.hardware ? program.hardware : "a GPU";
     if (!accelerator)
-      return fail(self, "this program was compiled for " + hardware +
-                            " (NVIDIA GPUs) but linked without the CUDA "
-                            "runtime (runtime/cuda)");
+      return fail(self, linkedWithoutCuda(program));
     // One line: what the program was built for, what it needs, and how to
     // run the same model here.
     if (Status status = accelerator->initialize(); !status)
-      return fail(self, "this program was compiled for " + hardware +
-                            " and needs an NVIDIA GPU with a CUDA 13 driver: " +
-                            status.message() +
-                            "; compile the model with --emulate-on-cpu to "
-                            "run it on this machine's CPU");
+      return fail(self, gpuNeeded(program, status.message()));
     gpu = accelerator;
   }
   auto writes = resolveOutputs(program, *options);

@@ -1,4 +1,5 @@
 // RUN: tra-opt %s --tra-map-to-gpu -split-input-file | FileCheck %s
+// RUN: tra-opt %s --tra-map-to-gpu --cse -split-input-file | FileCheck %s --check-prefix=STRIDED
 // RUN: tra-opt %s --tra-map-to-gpu=block-size=128 -split-input-file | FileCheck %s --check-prefix=BLOCK
 
 #id = affine_map<(d0, d1) -> (d0, d1)>
@@ -129,13 +130,37 @@ func.func @constant(%y: memref<4xf32>) {
 
 // -----
 
-// A copy between strided views is a kernel.
-// CHECK-LABEL: func.func @strided
-// CHECK-NOT: tra_cuda_memcpy
-// CHECK: gpu.launch
-// CHECK: linalg.copy
+// A copy between strided views with static strides goes to the copy
+// engines: tra_cuda_copy_strided(dst, src, element bytes, rank, 4 sizes,
+// 4 destination strides, 4 source strides), unused trailing dimensions
+// padded with size 1 and stride 0. So does a linalg.copy on the host (what
+// tra-expand-strided-copies makes of a strided memref.copy).
+// STRIDED-LABEL: func.func @strided
+// STRIDED-NOT: gpu.launch
+// STRIDED-DAG: %[[ONE:.*]] = arith.constant 1 : i64
+// STRIDED-DAG: %[[ZERO:.*]] = arith.constant 0 : i64
+// STRIDED-DAG: %[[TWO:.*]] = arith.constant 2 : i64
+// STRIDED-DAG: %[[FOUR:.*]] = arith.constant 4 : i64
+// STRIDED-DAG: %[[EIGHT:.*]] = arith.constant 8 : i64
+// STRIDED: call @tra_cuda_copy_strided(%{{.*}}, %{{.*}}, %[[FOUR]], %[[TWO]], %{{.*}}, %{{.*}}, %[[ONE]], %[[ONE]], %[[FOUR]], %[[ONE]], %[[ZERO]], %[[ZERO]], %[[EIGHT]], %[[TWO]], %[[ZERO]], %[[ZERO]])
+// STRIDED: call @tra_cuda_copy_strided
+// STRIDED-NOT: gpu.launch
+// STRIDED: return
 func.func @strided(%x: memref<8x8xf32>, %y: memref<8x4xf32>) {
   %s = memref.subview %x[0, 0] [8, 4] [1, 2] : memref<8x8xf32> to memref<8x4xf32, strided<[8, 2]>>
   memref.copy %s, %y : memref<8x4xf32, strided<[8, 2]>> to memref<8x4xf32>
+  linalg.copy ins(%s : memref<8x4xf32, strided<[8, 2]>>) outs(%y : memref<8x4xf32>)
+  return
+}
+
+// -----
+
+// A copy the runtime cannot describe (dynamic strides) is a kernel.
+// CHECK-LABEL: func.func @dynamic_strides
+// CHECK-NOT: tra_cuda_copy_strided
+// CHECK: gpu.launch
+// CHECK: linalg.copy
+func.func @dynamic_strides(%x: memref<8x4xf32, strided<[?, ?], offset: ?>>, %y: memref<8x4xf32>) {
+  memref.copy %x, %y : memref<8x4xf32, strided<[?, ?], offset: ?>> to memref<8x4xf32>
   return
 }

@@ -172,8 +172,8 @@ private:
   int checkEntry(ModuleOp module);
   int plan(ModuleOp module, const ::tra::hw::HardwareDescription &hw);
   int emitPlan(ModuleOp module, const plan::CostModel &model);
-  int emitDistributed(ModuleOp module,
-                      const ::tra::hw::HardwareDescription &hw);
+  int emitDistributed(ModuleOp module, const ::tra::hw::HardwareDescription &hw,
+                      bool cuda);
   int emitNative(ModuleOp module, const ::tra::hw::HardwareDescription &hw);
   int emitMlir(ModuleOp module, const CodegenOptions &codegen);
   /// The code generation options every emit mode takes from the command
@@ -283,15 +283,14 @@ int Compiler::emitNative(ModuleOp module,
   for (unsigned d = 0; d < hw.numDevices(); ++d)
     gpus += hw.getDevice(d).kind == ::tra::hw::DeviceKind::GPU;
   bool cuda = gpus > 0 && !options.emulateOnCpu;
-  if (cuda && hw.numDevices() != 1)
+  if (cuda && gpus != hw.numDevices())
     return fail(hw.getName() + " has " + llvm::Twine(hw.numDevices()) +
                 " devices, " + llvm::Twine(gpus) +
-                " of them GPUs: code generation for one GPU is implemented, "
-                "for several (NCCL between them) not yet; --emulate-on-cpu "
-                "compiles its plan with CPU code for every device (one MPI "
-                "rank per device)");
+                " of them GPUs: a program runs either on GPUs or on CPUs; "
+                "--emulate-on-cpu compiles its plan with CPU code for every "
+                "device (one MPI rank per device)");
   if (hw.numDevices() != 1)
-    return emitDistributed(module, hw);
+    return emitDistributed(module, hw, cuda);
   OwningOpRef<ModuleOp> planned = module.clone();
   if (int status = plan(*planned, hw))
     return status;
@@ -315,9 +314,11 @@ int Compiler::emitNative(ModuleOp module,
 }
 
 /// Code generation for a plan over several devices: one program per device,
-/// run as one MPI rank each (runtime/mpi).
+/// run as one MPI rank each (runtime/mpi); with `cuda`, each rank on its
+/// own GPU, the moves between them through NCCL (runtime/cuda).
 int Compiler::emitDistributed(ModuleOp module,
-                              const ::tra::hw::HardwareDescription &hw) {
+                              const ::tra::hw::HardwareDescription &hw,
+                              bool cuda) {
   if (emit != EmitKind::Exe && emit != EmitKind::Obj)
     return fail("--emit=mlir and --emit=lib are for one-device hardware; " +
                 hw.getName() + " has " + llvm::Twine(hw.numDevices()) +
@@ -329,6 +330,11 @@ int Compiler::emitDistributed(ModuleOp module,
   codegen.numThreads = options.threads        ? int64_t(options.threads)
                        : options.emulateOnCpu ? 1
                                               : hw.getDevice(0).cores;
+  if (cuda) {
+    // One GPU per rank, NCCL between them; the host thread only issues work.
+    codegen.cuda = true;
+    codegen.numThreads = 1;
+  }
   LogicalResult result =
       emit == EmitKind::Exe
           ? compileDistributedToExecutable(module, options.output, codegen)

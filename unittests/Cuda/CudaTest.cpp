@@ -180,6 +180,100 @@ TEST(FakeGpu, CopiesRoundTrip) {
   cuda::release(other);
 }
 
+namespace {
+/// One strided copy: sizes and the element strides of both buffers.
+struct StridedCase {
+  std::vector<int64_t> sizes, dstStrides, srcStrides;
+};
+
+/// The number of elements a buffer with `strides` spans for `sizes`.
+int64_t span(const std::vector<int64_t> &sizes,
+             const std::vector<int64_t> &strides) {
+  int64_t last = 0;
+  for (size_t d = 0; d < sizes.size(); ++d)
+    last += (sizes[d] - 1) * strides[d];
+  return last + 1;
+}
+} // namespace
+
+// tra_cuda_copy_strided (runs, merged dimensions, rows of one element, the
+// loop over outer dimensions) against an element-by-element copy.
+TEST(FakeGpu, StridedCopiesMatchAnElementLoop) {
+  const StridedCase cases[] = {
+      // A column subview (inner stride 2) into a contiguous buffer.
+      {{8, 4}, {4, 1}, {8, 2}},
+      // Rows of a wider buffer, into a contiguous one (one 2-D copy).
+      {{3, 5, 7}, {35, 7, 1}, {70, 14, 1}},
+      // A transposed (column-major) source: rows of one element.
+      {{2, 3, 4, 5}, {60, 20, 5, 1}, {1, 2, 6, 24}},
+      // A one-element dimension with an arbitrary stride.
+      {{4, 1, 6}, {6, 6, 1}, {12, 99, 1}},
+      // Contiguous on both sides: one run.
+      {{2, 3, 2, 4}, {24, 8, 4, 1}, {24, 8, 4, 1}},
+      // Both strided, 3-D: the outer dimension is looped over.
+      {{3, 4, 2}, {40, 10, 3}, {9, 2, 1}},
+  };
+  for (const StridedCase &c : cases) {
+    int64_t rank = int64_t(c.sizes.size());
+    int64_t srcSpan = span(c.sizes, c.srcStrides);
+    int64_t dstSpan = span(c.sizes, c.dstStrides);
+    std::vector<float> src(static_cast<size_t>(srcSpan));
+    std::vector<float> dst(static_cast<size_t>(dstSpan), -1.0f);
+    for (size_t i = 0; i < src.size(); ++i)
+      src[i] = float(i);
+    std::vector<float> want = dst;
+    std::vector<int64_t> index(size_t(rank), 0);
+    for (bool done = false; !done;) {
+      int64_t from = 0, to = 0;
+      for (int64_t d = 0; d < rank; ++d) {
+        from += index[d] * c.srcStrides[d];
+        to += index[d] * c.dstStrides[d];
+      }
+      want[size_t(to)] = src[size_t(from)];
+      int64_t d = rank;
+      while (d > 0 && ++index[d - 1] == c.sizes[d - 1])
+        index[--d] = 0;
+      done = d == 0;
+    }
+    void *deviceSrc = cuda::allocate(src.size() * 4).value();
+    void *deviceDst = cuda::allocate(dst.size() * 4).value();
+    ASSERT_TRUE(cuda::copyToDevice(deviceSrc, src.data(), src.size() * 4));
+    ASSERT_TRUE(cuda::copyToDevice(deviceDst, dst.data(), dst.size() * 4));
+    int64_t sizes[4] = {1, 1, 1, 1}, dstStrides[4] = {}, srcStrides[4] = {};
+    for (int64_t d = 0; d < rank; ++d) {
+      sizes[d] = c.sizes[d];
+      dstStrides[d] = c.dstStrides[d];
+      srcStrides[d] = c.srcStrides[d];
+    }
+    tra_cuda_copy_strided(deviceDst, deviceSrc, 4, rank, sizes[0], sizes[1],
+                          sizes[2], sizes[3], dstStrides[0], dstStrides[1],
+                          dstStrides[2], dstStrides[3], srcStrides[0],
+                          srcStrides[1], srcStrides[2], srcStrides[3]);
+    ASSERT_TRUE(cuda::copyToHost(dst.data(), deviceDst, dst.size() * 4));
+    EXPECT_EQ(dst, want) << "sizes[0] = " << c.sizes[0] << ", rank " << rank;
+    cuda::release(deviceSrc);
+    cuda::release(deviceDst);
+  }
+  // A rank the call does not take is an error, not a copy.
+  tra_cuda_copy_strided(nullptr, nullptr, 4, 5, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0,
+                        0);
+  EXPECT_NE(takeError().find("tra_cuda_copy_strided: invalid rank 5"),
+            std::string::npos);
+}
+
+// Moves between GPUs need the job's GPUs connected (the driver does it).
+TEST(FakeGpu, MovesBeforeConnectingAreAnError) {
+  float value = 1.0f;
+  int32_t ranks[] = {0, 1};
+  tra_cuda_allreduce(&value, 1, TRA_CUDA_F32, 0, ranks, 2);
+  EXPECT_NE(takeError().find("ncclAllReduce: the GPUs of the job are not "
+                             "connected"),
+            std::string::npos);
+  tra_cuda_send(&value, 4, 1, 0);
+  EXPECT_NE(takeError().find("ncclSend: the GPUs of the job are not connected"),
+            std::string::npos);
+}
+
 TEST(FakeGpu, OutOfMemoryReleasesTheCacheThenNamesTheSizes) {
   auto setLimit = driver<void (*)(size_t)>("fake_cuda_set_memory_limit");
   auto frees = driver<int (*)()>("fake_cuda_frees");

@@ -188,6 +188,19 @@ CUresult cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t bytes,
                bytes);
   return CUDA_SUCCESS;
 }
+CUresult cuMemcpy2DAsync(const CUDA_MEMCPY2D *copy, CUstream) {
+  if (copy->srcMemoryType != CU_MEMORYTYPE_DEVICE ||
+      copy->dstMemoryType != CU_MEMORYTYPE_DEVICE ||
+      copy->srcPitch < copy->WidthInBytes ||
+      copy->dstPitch < copy->WidthInBytes)
+    return CUDA_ERROR_INVALID_VALUE;
+  for (size_t row = 0; row < copy->Height; ++row)
+    std::memmove(
+        reinterpret_cast<char *>(copy->dstDevice) + row * copy->dstPitch,
+        reinterpret_cast<const char *>(copy->srcDevice) + row * copy->srcPitch,
+        copy->WidthInBytes);
+  return CUDA_SUCCESS;
+}
 CUresult cuMemsetD8Async(CUdeviceptr p, unsigned char v, size_t n, CUstream) {
   std::memset(reinterpret_cast<void *>(p), v, n);
   return CUDA_SUCCESS;

@@ -39,9 +39,11 @@ LinkOptions getDefaultLinkOptions();
 LinkOptions getDefaultSharedLibraryLinkOptions();
 
 /// Distributed executables: the MPI driver and runtime (runtime/mpi) before
-/// the one-device archives, and the MPI library. `runtimeLibraries` is empty
-/// if this compiler was built without MPI.
-LinkOptions getDistributedLinkOptions();
+/// the one-device archives, and the MPI library; with `cuda` (one NVIDIA GPU
+/// per rank) the driver with the CUDA accelerator, the GPU archives and
+/// libtra_cuda.so as for getCudaLinkOptions. `runtimeLibraries` is empty if
+/// this compiler was built without MPI (or, for `cuda`, the CUDA runtime).
+LinkOptions getDistributedLinkOptions(bool cuda = false);
 
 /// Programs for NVIDIA GPUs: the executable runtime without OpenBLAS (its
 /// driver with the CUDA accelerator, for executables) and runtime/cuda's

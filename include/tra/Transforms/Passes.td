@@ -385,7 +385,10 @@ def MapToGPUPass : Pass<"tra-map-to-gpu", "::mlir::ModuleOp"> {
     * `memref.alloc`, `memref.alloca` and `memref.dealloc` become
       `gpu.alloc` / `gpu.dealloc`; a `memref.get_global` (a host constant)
       is copied into a device buffer; a contiguous `memref.copy` becomes a
-      call of `tra_cuda_memcpy`, any other copy a `linalg.copy`;
+      call of `tra_cuda_memcpy`; a strided copy (`memref.copy` or
+      `linalg.copy`) of 1 to 4 dimensions with static strides a call of
+      `tra_cuda_copy_strided` (the copy engines, through `cuMemcpy2DAsync`);
+      any other copy a `linalg.copy` kernel;
     * each linalg op becomes one `gpu.launch`: its parallel dimensions that
       index every output are tiled by 1 into an `scf.parallel` (one
       iteration per output element), whose iterations are linearized over
@@ -493,6 +496,11 @@ def GpuDedupKernelsPass : Pass<"tra-gpu-dedup-kernels", "::mlir::ModuleOp"> {
     gpu.launch_func @layer_kernel::@layer_kernel ...
     gpu.module @layer_kernel { gpu.func @layer_kernel(...) kernel {...} }
     ```
+
+    It also renames kernels whose names PTX would reject (the kernels of a
+    distributed program's rank functions `@f.rank0`, ... are named after
+    them): every character other than letters, digits, `_` and `$` becomes
+    `_`, and the launches follow.
   }];
 }
 

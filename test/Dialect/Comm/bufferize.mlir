@@ -75,3 +75,42 @@ module attributes {dlti.map = #dlti.map<"MPI:Implementation" = "OpenMPI">} {
     return %w, %x : tensor<4x8xf32>, tensor<2x8xbf16>
   }
 }
+
+// -----
+
+// Tiles in GPU memory (tra_comm.device = "cuda"): every move is a call of
+// runtime/cuda (NCCL on device pointers) with the MPI runtime's arguments,
+// f32 and world-wide moves included; no mpi op. The rank lists and counts
+// are host constants (LLVM globals, which tra-map-to-gpu leaves alone).
+
+// CHECK: llvm.mlir.global private constant @tra_comm.array{{[0-9]+}}(dense<[0, 1]> : tensor<2xi32>)
+module attributes {tra_comm.device = "cuda"} {
+  // CHECK-LABEL: func.func @gpu_moves
+  // CHECK-NOT: mpi.
+  // CHECK: call @tra_cuda_send(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) : (!llvm.ptr, i64, i32, i32) -> ()
+  // CHECK: call @tra_cuda_recv(
+  // CHECK: %[[RANKS:.*]] = llvm.mlir.addressof @tra_comm.array{{[0-9]+}} : !llvm.ptr
+  // CHECK: call @tra_cuda_allreduce(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[RANKS]], %{{.*}}) : (!llvm.ptr, i64, i32, i32, !llvm.ptr, i32) -> ()
+  // CHECK: call @tra_cuda_reduce_scatter(
+  // CHECK: call @tra_cuda_isend(
+  // CHECK: call @tra_cuda_irecv(
+  // CHECK: call @tra_cuda_wait(
+  // CHECK: call @tra_cuda_wait(
+  // CHECK-NOT: mpi.
+  // CHECK: return
+  // LLVM-LABEL: func.func @gpu_moves
+  // LLVM-NOT: MPI_
+  // LLVM: return
+  func.func @gpu_moves(%t: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x4xf32>, tensor<4x8xf32>)
+      attributes {tra_comm.rank = 0 : i64, tra_comm.num_ranks = 2 : i64} {
+    tra_comm.send %t to 1 tag 3 : tensor<4x8xf32>
+    %r = tra_comm.recv from 1 tag 5 : tensor<4x8xf32>
+    %a = tra_comm.all_reduce sum %r ranks [0, 1] : tensor<4x8xf32>
+    %s = tra_comm.reduce_scatter sum %a dim 1 ranks [0, 1] sizes [4, 4] : tensor<4x8xf32> -> tensor<4x4xf32>
+    %q = tra_comm.isend %a to 1 tag 6 : tensor<4x8xf32>
+    %b, %p = tra_comm.irecv from 1 tag 7 : tensor<4x8xf32>
+    %x = tra_comm.wait %p, %b : tensor<4x8xf32> -> tensor<4x8xf32>
+    tra_comm.wait %q, %a : tensor<4x8xf32>
+    return %r, %a, %s, %x : tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x4xf32>, tensor<4x8xf32>
+  }
+}

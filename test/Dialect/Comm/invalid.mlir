@@ -183,3 +183,9 @@ func.func @wait_result_type() -> tensor<2x2xf32> {
   %x = tra_comm.wait %r, %b : tensor<4xf32> -> tensor<2x2xf32>
   return %x : tensor<2x2xf32>
 }
+
+// -----
+
+// expected-error @+1 {{'tra_comm.device' must be the string "cuda" on a module (tiles in NVIDIA GPU memory)}}
+module attributes {tra_comm.device = "tpu"} {
+}

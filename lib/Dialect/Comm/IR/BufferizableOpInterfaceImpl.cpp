@@ -20,6 +20,13 @@
 //    unrealized casts that fold away (each request has one producer and
 //    one wait, both rewritten here).
 //
+// In a module whose tiles live in GPU memory (`tra_comm.device = "cuda"`)
+// every move is instead a call of runtime/cuda with the same arguments
+// (`tra_cuda_send`, ..., `tra_cuda_reduce_scatter`; tra/Cuda/ABI.h), on
+// device pointers once tra-map-to-gpu has made the buffers device memory;
+// the rank lists and counts they take are host constants (LLVM globals,
+// which tra-map-to-gpu leaves on the host).
+//
 // A non-blocking send's buffer must stay unmodified and allocated until its
 // wait: the wait takes the sent tensor as an operand it reads, so the
 // one-shot analysis copies rather than let anything write that buffer
@@ -124,6 +131,23 @@ Value elementPointer(OpBuilder &b, Location loc, Value buffer) {
       b, loc, LLVM::LLVMPointerType::get(b.getContext()), asInt);
 }
 
+/// Whether the tiles of the module around `op` live in GPU memory
+/// (`tra_comm.device = "cuda"`): then every move is a call of runtime/cuda.
+bool onGpu(Operation *op) {
+  auto module = op->getParentOfType<ModuleOp>();
+  auto device =
+      module ? module->getAttrOfType<StringAttr>(CommDialect::kDeviceAttrName)
+             : StringAttr();
+  return device && device.getValue() == "cuda";
+}
+
+/// The runtime function for `call` ("send", "allreduce", ...): the MPI
+/// runtime's (tra/Runtime/Mpi.h) on the host, runtime/cuda's (NCCL on
+/// device memory, tra/Cuda/ABI.h, same arguments) on a GPU.
+std::string runtimeName(Operation *op, StringRef call) {
+  return ((onGpu(op) ? "tra_cuda_" : "tra_mpi_") + call).str();
+}
+
 /// Declares runtime function `name` of `type` in the module of `op` (or
 /// checks an existing declaration).
 FailureOr<func::FuncOp> getRuntimeFunction(Operation *op, StringRef name,
@@ -133,7 +157,7 @@ FailureOr<func::FuncOp> getRuntimeFunction(Operation *op, StringRef name,
     auto func = dyn_cast<func::FuncOp>(existing);
     if (!func || func.getFunctionType() != type)
       return existing->emitError("symbol '")
-             << name << "' is reserved for the tra MPI runtime";
+             << name << "' is reserved for the tra runtime";
     return func;
   }
   OpBuilder b = OpBuilder::atBlockBegin(module.getBody());
@@ -177,21 +201,23 @@ Value requestOf(OpBuilder &b, Location loc, Value handle) {
       .getResult(0);
 }
 
-/// A pointer to a constant array of `values` (a private memref.global).
+/// A pointer to a constant host array of `values` (a private LLVM global:
+/// unlike a memref.global, tra-map-to-gpu leaves it on the host, where the
+/// runtime reads it).
 Value constantArray(OpBuilder &b, Operation *op, Type elementType,
                     ArrayRef<int64_t> values) {
   auto module = op->getParentOfType<ModuleOp>();
-  auto type = MemRefType::get({int64_t(values.size())}, elementType);
+  auto type = LLVM::LLVMArrayType::get(elementType, values.size());
   SmallVector<Attribute> elements;
   for (int64_t v : values)
     elements.push_back(b.getIntegerAttr(elementType, v));
   auto init = DenseElementsAttr::get(
-      RankedTensorType::get(type.getShape(), elementType), elements);
+      RankedTensorType::get({int64_t(values.size())}, elementType), elements);
   // Reuse an equal global.
-  memref::GlobalOp global;
-  for (auto existing : module.getOps<memref::GlobalOp>())
-    if (existing.getType() == type && existing.getConstant() &&
-        existing.getInitialValueAttr() == init &&
+  LLVM::GlobalOp global;
+  for (auto existing : module.getOps<LLVM::GlobalOp>())
+    if (existing.getGlobalType() == type && existing.getConstant() &&
+        existing.getValueOrNull() == init &&
         existing.getSymName().starts_with("tra_comm."))
       global = existing;
   if (!global) {
@@ -203,13 +229,10 @@ Value constantArray(OpBuilder &b, Operation *op, Type elementType,
     }
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(module.getBody());
-    global = memref::GlobalOp::create(b, op->getLoc(), name,
-                                      b.getStringAttr("private"), type, init,
-                                      /*constant=*/true, /*alignment=*/nullptr);
+    global = LLVM::GlobalOp::create(b, op->getLoc(), type, /*isConstant=*/true,
+                                    LLVM::Linkage::Private, name, init);
   }
-  Value ref =
-      memref::GetGlobalOp::create(b, op->getLoc(), type, global.getSymName());
-  return elementPointer(b, op->getLoc(), ref);
+  return LLVM::AddressOfOp::create(b, op->getLoc(), global);
 }
 
 /// Runtime code of a reduction kind (tra_mpi_op).
@@ -293,7 +316,7 @@ struct SendOpModel : public CommOpModel<SendOpModel, SendOp> {
       return failure();
     Value data = contiguous(rewriter, loc, *buffer);
     Type element = send.getInput().getType().getElementType();
-    if (hasMPIDatatype(element)) {
+    if (hasMPIDatatype(element) && !onGpu(op)) {
       Value comm = mpi::CommWorldOp::create(
           rewriter, loc, mpi::CommType::get(op->getContext()));
       mpi::SendOp::create(rewriter, loc, TypeRange{},
@@ -301,7 +324,7 @@ struct SendOpModel : public CommOpModel<SendOpModel, SendOp> {
                           i32Constant(rewriter, loc, send.getTag()),
                           i32Constant(rewriter, loc, send.getPeer()), comm);
     } else {
-      if (failed(callRuntime(rewriter, op, "tra_mpi_send",
+      if (failed(callRuntime(rewriter, op, runtimeName(op, "send"),
                              pointToPointArgs(rewriter, loc, data,
                                               send.getInput().getType(),
                                               send.getPeer(), send.getTag()))))
@@ -321,7 +344,7 @@ struct RecvOpModel : public CommOpModel<RecvOpModel, RecvOp> {
     auto type = recv.getResult().getType();
     Value data = allocate(rewriter, loc, type);
     Type element = type.getElementType();
-    if (hasMPIDatatype(element)) {
+    if (hasMPIDatatype(element) && !onGpu(op)) {
       Value comm = mpi::CommWorldOp::create(
           rewriter, loc, mpi::CommType::get(op->getContext()));
       mpi::RecvOp::create(rewriter, loc, TypeRange{},
@@ -329,7 +352,7 @@ struct RecvOpModel : public CommOpModel<RecvOpModel, RecvOp> {
                           i32Constant(rewriter, loc, recv.getTag()),
                           i32Constant(rewriter, loc, recv.getPeer()), comm);
     } else {
-      if (failed(callRuntime(rewriter, op, "tra_mpi_recv",
+      if (failed(callRuntime(rewriter, op, runtimeName(op, "recv"),
                              pointToPointArgs(rewriter, loc, data, type,
                                               recv.getPeer(), recv.getTag()))))
         return failure();
@@ -355,8 +378,9 @@ struct AllReduceOpModel : public CommOpModel<AllReduceOpModel, AllReduceOp> {
     ArrayRef<int32_t> ranks = reduce.getRanks();
     std::optional<int64_t> size = jobSize(op);
     bool world = size && int64_t(ranks.size()) == *size;
-    if (world && (element.isF32() || element.isF64() || element.isInteger(32) ||
-                  element.isInteger(64))) {
+    if (world && !onGpu(op) &&
+        (element.isF32() || element.isF64() || element.isInteger(32) ||
+         element.isInteger(64))) {
       Value comm = mpi::CommWorldOp::create(
           rewriter, loc, mpi::CommType::get(op->getContext()));
       mpi::AllReduceOp::create(
@@ -370,7 +394,7 @@ struct AllReduceOpModel : public CommOpModel<AllReduceOpModel, AllReduceOp> {
       memref::CopyOp::create(rewriter, loc, *buffer, result);
       SmallVector<int64_t> members(ranks.begin(), ranks.end());
       if (failed(callRuntime(
-              rewriter, op, "tra_mpi_allreduce",
+              rewriter, op, runtimeName(op, "allreduce"),
               {elementPointer(rewriter, loc, result),
                i64Constant(rewriter, loc, type.getNumElements()),
                i32Constant(rewriter, loc, *dtype),
@@ -459,7 +483,7 @@ struct ReduceScatterOpModel
     SmallVector<int64_t> members(scatter.getRanks().begin(),
                                  scatter.getRanks().end());
     if (failed(callRuntime(
-            rewriter, op, "tra_mpi_reduce_scatter",
+            rewriter, op, runtimeName(op, "reduce_scatter"),
             {elementPointer(rewriter, loc, send),
              elementPointer(rewriter, loc, result),
              constantArray(rewriter, op, rewriter.getI64Type(), counts),
@@ -490,7 +514,7 @@ struct ISendOpModel : public CommOpModel<ISendOpModel, ISendOp> {
       return failure();
     Value data = contiguous(rewriter, loc, *buffer);
     FailureOr<func::CallOp> call = callRuntime(
-        rewriter, op, "tra_mpi_isend",
+        rewriter, op, runtimeName(op, "isend"),
         pointToPointArgs(rewriter, loc, data, send.getInput().getType(),
                          send.getPeer(), send.getTag()),
         rewriter.getI64Type());
@@ -511,7 +535,7 @@ struct IRecvOpModel : public CommOpModel<IRecvOpModel, IRecvOp> {
     auto type = recv.getResult().getType();
     Value data = allocate(rewriter, loc, type);
     FailureOr<func::CallOp> call =
-        callRuntime(rewriter, op, "tra_mpi_irecv",
+        callRuntime(rewriter, op, runtimeName(op, "irecv"),
                     pointToPointArgs(rewriter, loc, data, type, recv.getPeer(),
                                      recv.getTag()),
                     rewriter.getI64Type());
@@ -556,7 +580,7 @@ struct WaitOpModel
         getBuffer(rewriter, wait.getTensor(), options, state);
     if (failed(buffer))
       return failure();
-    if (failed(callRuntime(rewriter, op, "tra_mpi_wait",
+    if (failed(callRuntime(rewriter, op, runtimeName(op, "wait"),
                            handleOf(rewriter, loc, wait.getRequest()))))
       return failure();
     if (wait.getResult())

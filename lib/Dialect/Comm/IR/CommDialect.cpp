@@ -4,6 +4,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/TypeSwitch.h"
@@ -29,6 +30,19 @@ void CommDialect::initialize() {
 #define GET_TYPEDEF_LIST
 #include "tra/Dialect/Comm/IR/CommTypes.cpp.inc"
       >();
+}
+
+LogicalResult CommDialect::verifyOperationAttribute(Operation *op,
+                                                    NamedAttribute attr) {
+  if (attr.getName() != kDeviceAttrName)
+    return success();
+  auto device = dyn_cast<StringAttr>(attr.getValue());
+  if (!isa<ModuleOp>(op) || !device || device.getValue() != "cuda")
+    return op->emitError("'")
+           << kDeviceAttrName
+           << "' must be the string \"cuda\" on a module (tiles in NVIDIA "
+              "GPU memory)";
+  return success();
 }
 
 /// The rank and job size of the per-rank function around `op`, if known.

@@ -49,14 +49,25 @@ def Comm_Dialect : Dialect {
     element type (LLVM 22's mpi dialect has `mpi.isend`, `mpi.irecv` and
     `mpi.wait`, but its MPI-to-LLVM conversion lowers none of them).
 
+    A module whose tiles live in GPU memory carries `tra_comm.device =
+    "cuda"` (set by distributed code generation for NVIDIA GPUs): there every
+    move bufferizes to a call of runtime/cuda (`tra_cuda_send`, ...,
+    `tra_cuda_reduce_scatter` in `runtime/cuda/include/tra/Cuda/ABI.h`),
+    which runs it with NCCL on the process's stream, from and to device
+    memory; no move goes through the `mpi` dialect.
+
     A per-rank function carries `tra_comm.rank` (its rank) and
     `tra_comm.num_ranks` (the ranks of the job).
   }];
   let useDefaultTypePrinterParser = 1;
+  let hasOperationAttrVerify = 1;
   let extraClassDeclaration = [{
     static constexpr ::llvm::StringLiteral kRankAttrName = "tra_comm.rank";
     static constexpr ::llvm::StringLiteral kNumRanksAttrName =
         "tra_comm.num_ranks";
+    /// On a module: where its tiles live ("cuda": NVIDIA GPU memory).
+    static constexpr ::llvm::StringLiteral kDeviceAttrName =
+        "tra_comm.device";
   }];
 }
 

@@ -6,7 +6,8 @@
 |* without them):                                                             *|
 |*  - the mgpu* functions are the calling convention of MLIR's GPU lowering   *|
 |*    (gpu-to-llvm and the translation of gpu.binary / gpu.launch_func);      *|
-|*  - tra_cuda_* are tra's own (cuBLAS contractions, error state).            *|
+|*  - tra_cuda_* are tra's own (cuBLAS contractions, moves between the GPUs  *|
+|*    of a job through NCCL, error state).                                    *|
 |*                                                                            *|
 |* Every GPU operation of a process runs on one CUDA stream of one device, so *|
 |* operations are ordered as the program issues them; the streams and events *|
@@ -63,8 +64,28 @@ void tra_cuda_memcpy(void *dst, const void *src, int64_t bytes);
 void tra_cuda_read(void *host, const void *device, int64_t bytes);
 void tra_cuda_write(void *device, const void *host, int64_t bytes);
 
-/** Element types of tra_cuda_gemm (the values of TraExecDType). */
-enum { TRA_CUDA_F32 = 0, TRA_CUDA_F16 = 1, TRA_CUDA_BF16 = 2 };
+/* Copies a strided region of `rank` (1 to 4) dimensions, sizes size0...,
+ * from `src` to `dst` on the stream; strides are in elements of
+ * `elementBytes` bytes (unused trailing arguments are ignored). Dimensions
+ * that are one run in both buffers are merged; the innermost one left is
+ * copied as the rows of cuMemcpy2DAsync (rows of one element where it is
+ * not contiguous), the others are looped over on the host. */
+void tra_cuda_copy_strided(void *dst, const void *src, int64_t elementBytes,
+                           int64_t rank, int64_t size0, int64_t size1,
+                           int64_t size2, int64_t size3, int64_t dstStride0,
+                           int64_t dstStride1, int64_t dstStride2,
+                           int64_t dstStride3, int64_t srcStride0,
+                           int64_t srcStride1, int64_t srcStride2,
+                           int64_t srcStride3);
+
+/** Element types of tra_cuda_gemm (the values of TraExecDType) and of the
+ * collectives (which also take TRA_CUDA_I64; the values of TRA_MPI_*). */
+enum {
+  TRA_CUDA_F32 = 0,
+  TRA_CUDA_F16 = 1,
+  TRA_CUDA_BF16 = 2,
+  TRA_CUDA_I64 = 3
+};
 
 /**
  * For each of `batch` matrices b, computes
@@ -81,6 +102,30 @@ void tra_cuda_gemm(int64_t inputType, int64_t outputType, int64_t batch,
                    int64_t k, float alpha, const void *a, int64_t lda,
                    int64_t strideA, const void *b, int64_t ldb, int64_t strideB,
                    float beta, void *c, int64_t ldc, int64_t strideC);
+
+/* Moves between the GPUs of a distributed program (the tra_comm ops of a
+ * module with tra_comm.device = "cuda"), with the arguments of the MPI
+ * runtime's tra_mpi_* calls (tra/Runtime/Mpi.h) but on device memory. Each
+ * is a NCCL operation on the stream (Nccl.cpp): send/recv move bytes with a
+ * peer rank (the tag is not needed: the stream orders the moves); isend/
+ * irecv are the same operations and return a request number that
+ * tra_cuda_wait accepts (the stream orders later uses of the buffer after
+ * the move); allreduce reduces `count` elements in place over `ranks`;
+ * reduce_scatter reduces the slices of `send` (counts[j] elements for member
+ * j, one after another) and leaves slice j in member j's `recv`. `op` is the
+ * tra_comm reduction (0 sum, 1 max, 2 min, 3 prod). The process must be
+ * connected (tra::cuda::connectRanks, which the driver calls). */
+void tra_cuda_send(const void *data, int64_t bytes, int32_t dest, int32_t tag);
+void tra_cuda_recv(void *data, int64_t bytes, int32_t source, int32_t tag);
+int64_t tra_cuda_isend(const void *data, int64_t bytes, int32_t dest,
+                       int32_t tag);
+int64_t tra_cuda_irecv(void *data, int64_t bytes, int32_t source, int32_t tag);
+void tra_cuda_wait(int64_t request);
+void tra_cuda_allreduce(void *data, int64_t count, int32_t dtype, int32_t op,
+                        const int32_t *ranks, int32_t nranks);
+void tra_cuda_reduce_scatter(const void *send, void *recv,
+                             const int64_t *counts, int32_t dtype, int32_t op,
+                             const int32_t *ranks, int32_t nranks);
 
 /**
  * Waits for the stream and returns 0 if no call has failed since the last

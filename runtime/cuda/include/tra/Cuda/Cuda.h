@@ -63,6 +63,29 @@ rt::Status fillZero(void *device, size_t bytes);
 /// since the last check (clearing it), naming the call or kernel.
 rt::Status synchronize();
 
+/// How the ranks of a distributed program reach each other before NCCL
+/// connects their GPUs: the launcher's blocking point-to-point messages
+/// (the MPI runtime's tra_mpi_send / tra_mpi_recv).
+struct Bootstrap {
+  int rank = 0;
+  int size = 1;
+  void (*send)(const void *data, int64_t bytes, int dest, int tag) = nullptr;
+  void (*recv)(void *data, int64_t bytes, int source, int tag) = nullptr;
+};
+
+/// Loads NCCL (libnccl.so.2, or the library TRA_NCCL names) once; the
+/// result (and its error) is kept.
+rt::Status loadCollectives();
+
+/// Connects this rank's GPU with those of the other ranks of the job (one
+/// NCCL communicator over all of them); collective over every rank, after
+/// initialize(). Moves of compiled code (ABI.h's tra_cuda_send ...) need it.
+rt::Status connectRanks(const Bootstrap &bootstrap);
+
+/// Waits for the stream and destroys the communicators (before the
+/// launcher finalizes); nothing if not connected.
+void disconnectRanks();
+
 /// Bytes the pool has handed out and holds for reuse.
 struct PoolStatistics {
   uint64_t inUse = 0;

@@ -72,6 +72,13 @@ struct Accelerator {
   rt::Status (*fillZero)(void *device, size_t bytes);
   /// Waits for the device; returns the first error of its work.
   rt::Status (*synchronize)();
+  /// A distributed program: connects this rank's device with the devices of
+  /// the other `numRanks` ranks (collective over all of them, after
+  /// initialize; `comm` carries the bootstrap). The error says what failed
+  /// on this rank.
+  rt::Status (*connect)(const Communicator &comm, int numRanks);
+  /// Ends what connect started (before the communicator finalizes).
+  void (*disconnect)();
 };
 
 /// Runs `program` as the command line `argv` asks and returns the process
@@ -79,7 +86,8 @@ struct Accelerator {
 /// distributed program (numRanks > 0) needs `communicator`: every rank reads
 /// only its tiles of the inputs, runs its program, and rank 0 gathers and
 /// writes the outputs. A program compiled for a GPU needs `accelerator`: its
-/// inputs are copied to device memory, and its outputs back.
+/// inputs are copied to device memory, and its outputs back; a distributed
+/// one also connects the ranks' devices (Accelerator::connect) first.
 int runProgram(const TraExecProgram &program, int argc, char **argv,
                const Communicator *communicator = nullptr,
                const Accelerator *accelerator = nullptr);
