@@ -282,17 +282,15 @@ private:
              "runs it here";
     std::string n = std::to_string(numDevices);
     return hardwareName + " has " + n +
-           " GPU devices: code generation for several GPUs is not "
-           "implemented (explain() and plan() show this plan). "
-           "tra.compile(..., "
-           "emulate_on_cpu=True) runs its plan here as " +
+           " GPU devices: a program for several GPUs does not run in this "
+           "process (explain() and plan() show this plan). Write the model "
+           "to MODEL.mlir and run `tra-compile MODEL.mlir --entry " +
+           getEntry() + " --hw " + hw + " --emit=exe -o OUT` and `mpirun -np " +
            n +
-           " MPI ranks of CPU code; or write the model to MODEL.mlir and "
-           "run `tra-compile MODEL.mlir --entry " +
-           getEntry() + " --hw " + hw +
-           " --emulate-on-cpu --emit=exe -o OUT` and `mpirun "
-           "--oversubscribe -np " +
-           n + " OUT --input NAME=FILE.npy ... --output NAME=FILE.npy`";
+           " OUT --input NAME=FILE.npy ... --output NAME=FILE.npy` (one rank "
+           "per GPU, NCCL between them); tra.compile(..., "
+           "emulate_on_cpu=True) runs its plan here as " +
+           n + " MPI ranks of CPU code";
   }
 
   /// Compiles the entry of `module` into a shared library (through the

@@ -355,8 +355,9 @@ def test_gpu_devices_need_emulation(block_text):
     assert "dgx-8 has 8 GPU devices" in message
     assert "emulate_on_cpu=True" in message
     assert "tra-compile MODEL.mlir --entry ffn --hw " in message
-    assert "--emulate-on-cpu --emit=exe -o OUT" in message
-    assert "mpirun --oversubscribe -np 8 OUT" in message
+    assert "/dgx-8.json --emit=exe -o OUT" in message
+    assert "mpirun -np 8 OUT" in message
+    assert "one rank per GPU, NCCL between them" in message
     one = tra.compile(block_text, entry="ffn", hw=os.path.join(HW, "gpu-1.json"))
     with pytest.raises(ValueError, match="emulate_on_cpu=True"):
         one(**ffn_inputs())

@@ -56,9 +56,10 @@ llvm::Error DistributedModel::init(const rt::LlamaParams &params,
   if (gpu && !emulate)
     return llvm::createStringError(
         hw.getName().str() +
-        " has GPU devices: code generation for several GPUs is not "
-        "implemented; "
-        "--emulate-on-cpu runs its plan with CPU code on this machine");
+        " has GPU devices: tra-llama runs on one GPU or on CPUs, not yet on "
+        "several GPUs (tra-compile compiles a step for them: one MPI rank "
+        "per GPU); --emulate-on-cpu runs its plan with CPU code on this "
+        "machine");
   // The worker is installed next to tra-llama.
   static int anchor;
   llvm::SmallString<128> path(
