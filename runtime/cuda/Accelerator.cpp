@@ -31,7 +31,7 @@ const exec::Accelerator kCuda = {
     cuda::initialize,      cuda::describeDevice, cuda::allocate,
     cuda::release,         cuda::copyToDevice,   cuda::copyToHost,
     cuda::fillZero,        cuda::synchronize,    connect,
-    cuda::disconnectRanks,
+    cuda::disconnectRanks, cuda::describeMoves,
 };
 } // namespace
 

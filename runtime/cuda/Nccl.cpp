@@ -77,6 +77,7 @@ struct Connection {
   ncclComm_t world = nullptr;
   std::map<std::vector<int>, ncclComm_t> groups;
   int64_t requests = 0;
+  MoveStatistics moves;
 };
 
 std::once_flag loadOnce;
@@ -257,6 +258,10 @@ void pointToPoint(bool sending, void *data, int64_t bytes, int32_t peer) {
   std::string what = std::string(call) + " (" + std::to_string(bytes) +
                      " bytes " + (sending ? "to" : "from") + " rank " +
                      std::to_string(peer) + ")";
+  if (sending) {
+    ++c.moves.pointToPointSends;
+    c.moves.pointToPointBytes += bytes;
+  }
   if (sending)
     checkNccl(
         nccl.send(data, size_t(bytes), ncclInt8, peer, c.world, active.stream),
@@ -312,6 +317,20 @@ rt::Status tra::cuda::connectRanks(const Bootstrap &bootstrap) {
   return rt::Status::success();
 }
 
+MoveStatistics tra::cuda::getMoveStatistics() {
+  return connection ? connection->moves : MoveStatistics();
+}
+
+std::string tra::cuda::describeMoves() {
+  MoveStatistics m = getMoveStatistics();
+  return "handed NCCL " + std::to_string(m.allReduces) + " all_reduce (" +
+         std::to_string(m.allReduceBytes) + " bytes), " +
+         std::to_string(m.reduceScatters) + " reduce_scatter (" +
+         std::to_string(m.reduceScatterBytes) + " bytes), " +
+         std::to_string(m.pointToPointSends) + " point-to-point sends (" +
+         std::to_string(m.pointToPointBytes) + " bytes)";
+}
+
 void tra::cuda::disconnectRanks() {
   if (!connection)
     return;
@@ -365,6 +384,8 @@ void tra_cuda_allreduce(void *data, int64_t count, int32_t dtype, int32_t op,
   ncclComm_t comm = communicator(ranks, nranks);
   if (!comm)
     return;
+  ++connection->moves.allReduces;
+  connection->moves.allReduceBytes += count * int64_t(bytes);
   checkNccl(nccl.allReduce(data, data, size_t(count), *type, *reduction, comm,
                            active.stream),
             "ncclAllReduce (" + std::to_string(count) + " elements over " +
@@ -395,6 +416,9 @@ void tra_cuda_reduce_scatter(const void *send, void *recv,
   ncclComm_t comm = communicator(ranks, nranks);
   if (!comm)
     return;
+  ++connection->moves.reduceScatters;
+  for (int32_t j = 0; j < nranks; ++j)
+    connection->moves.reduceScatterBytes += counts[j] * int64_t(bytes);
   std::string what = "ncclReduceScatter (over " + std::to_string(nranks) +
                      " ranks, " + std::to_string(counts[0]) +
                      (even ? "" : "...") + " elements each)";

@@ -1082,8 +1082,13 @@ int runDistributed(const TraExecProgram &program, const Options &options,
     comm.fatal(message.c_str());
     return 1;
   }
-  if (gpu)
+  if (gpu) {
+    // The moves between GPUs are not MPI's: the driver reports them.
+    if (options.profile)
+      std::fprintf(stderr, "tra: rank %d: %s\n", rank,
+                   gpu->describeMoves().c_str());
     gpu->disconnect();
+  }
   // With --profile the runtime adds what it handed MPI over the whole job.
   comm.finalize(options.profile ? 1 : 0);
   return *code;

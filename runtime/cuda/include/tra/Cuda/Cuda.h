@@ -82,6 +82,18 @@ rt::Status loadCollectives();
 /// initialize(). Moves of compiled code (ABI.h's tra_cuda_send ...) need it.
 rt::Status connectRanks(const Bootstrap &bootstrap);
 
+/// What this process handed NCCL since it was connected (for --profile).
+struct MoveStatistics {
+  int64_t pointToPointSends = 0, pointToPointBytes = 0;
+  int64_t allReduces = 0, allReduceBytes = 0;
+  int64_t reduceScatters = 0, reduceScatterBytes = 0;
+};
+MoveStatistics getMoveStatistics();
+
+/// "handed NCCL 1 all_reduce (168 bytes), 0 reduce_scatter (0 bytes), 1
+/// point-to-point sends (60 bytes)".
+std::string describeMoves();
+
 /// Waits for the stream and destroys the communicators (before the
 /// launcher finalizes); nothing if not connected.
 void disconnectRanks();

@@ -79,6 +79,9 @@ struct Accelerator {
   rt::Status (*connect)(const Communicator &comm, int numRanks);
   /// Ends what connect started (before the communicator finalizes).
   void (*disconnect)();
+  /// What this rank's program moved between the devices since connect, as
+  /// --profile prints it ("handed NCCL ...").
+  std::string (*describeMoves)();
 };
 
 /// Runs `program` as the command line `argv` asks and returns the process
