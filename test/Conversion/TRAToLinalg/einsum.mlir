@@ -147,3 +147,38 @@ func.func @prod_of_sub(%a: tensor<4x8xf32>, %b: tensor<4x8xf32>) -> tensor<4xf32
   %c = tra.einsum "ij,ij->i" sub (%a, %b) reduce prod : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4xf32>
   return %c : tensor<4xf32>
 }
+
+// -----
+
+// Mixed precision: bf16 x bf16 -> f32 is one contraction of the 16-bit
+// operands into an f32 accumulator, which is the result (no rounding after).
+// CHECK-LABEL: func.func @mixed_bf16_into_f32
+// CHECK-SAME: (%[[X:.*]]: tensor<4x8xbf16>, %[[W:.*]]: tensor<16x8xbf16>)
+// CHECK: %[[INIT:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<4x16xf32>)
+// CHECK: %[[C:.*]] = linalg.contract
+// CHECK-SAME: ins(%[[X]], %[[W]] : tensor<4x8xbf16>, tensor<16x8xbf16>) outs(%[[INIT]] : tensor<4x16xf32>)
+// CHECK-NEXT: return %[[C]] : tensor<4x16xf32>
+// GENERIC-LABEL: func.func @mixed_bf16_into_f32
+// GENERIC: ^bb0(%[[X:.*]]: bf16, %[[Y:.*]]: bf16, %[[ACC:.*]]: f32):
+// GENERIC-DAG: %[[XW:.*]] = arith.extf %[[X]] : bf16 to f32
+// GENERIC-DAG: %[[YW:.*]] = arith.extf %[[Y]] : bf16 to f32
+// GENERIC: %[[P:.*]] = arith.mulf %[[XW]], %[[YW]] : f32
+// GENERIC: arith.addf %[[ACC]], %[[P]] : f32
+// GENERIC-NOT: arith.truncf
+func.func @mixed_bf16_into_f32(%x: tensor<4x8xbf16>, %w: tensor<16x8xbf16>) -> tensor<4x16xf32> {
+  %c = tra.einsum "sd,ed->se" mul (%x, %w) : (tensor<4x8xbf16>, tensor<16x8xbf16>) -> tensor<4x16xf32>
+  return %c : tensor<4x16xf32>
+}
+
+// -----
+
+// An f16 input beside an f32 one is widened inside the loop body.
+// CHECK-LABEL: func.func @mixed_f32_f16
+// GENERIC-LABEL: func.func @mixed_f32_f16
+// GENERIC: ^bb0(%[[X:.*]]: f32, %[[H:.*]]: f16, %{{.*}}: f32):
+// GENERIC: %[[HW:.*]] = arith.extf %[[H]] : f16 to f32
+// GENERIC: arith.mulf %[[X]], %[[HW]] : f32
+func.func @mixed_f32_f16(%x: tensor<4x8xf32>, %h: tensor<8xf16>) -> tensor<4x8xf32> {
+  %c = tra.einsum "sd,d->sd" mul (%x, %h) : (tensor<4x8xf32>, tensor<8xf16>) -> tensor<4x8xf32>
+  return %c : tensor<4x8xf32>
+}

@@ -87,6 +87,17 @@ func.func @data_movement(%x: tensor<4x64xf32>, %c: tensor<16x4x8xf32>, %n: tenso
   return %cc : tensor<4x12xf32>
 }
 
+// Mixed precision: 16-bit inputs (also beside an f32 one) widened to an f32
+// result.
+// CHECK-LABEL: func.func @einsum_mixed_precision
+func.func @einsum_mixed_precision(%x: tensor<4x64xbf16>, %w: tensor<32x64xbf16>, %a: tensor<4x64xf32>, %h: tensor<64xf16>) -> (tensor<4x32xf32>, tensor<4x64xf32>) {
+  // CHECK: tra.einsum "sd,ed->se" mul (%{{.*}}, %{{.*}}) : (tensor<4x64xbf16>, tensor<32x64xbf16>) -> tensor<4x32xf32>
+  %0 = tra.einsum "sd,ed->se" mul (%x, %w) : (tensor<4x64xbf16>, tensor<32x64xbf16>) -> tensor<4x32xf32>
+  // CHECK: tra.einsum "sd,d->sd" mul (%{{.*}}, %{{.*}}) : (tensor<4x64xf32>, tensor<64xf16>) -> tensor<4x64xf32>
+  %1 = tra.einsum "sd,d->sd" mul (%a, %h) : (tensor<4x64xf32>, tensor<64xf16>) -> tensor<4x64xf32>
+  return %0, %1 : tensor<4x32xf32>, tensor<4x64xf32>
+}
+
 // CHECK-LABEL: func.func @fills_and_converts
 func.func @fills_and_converts(%x: tensor<4xf32>) -> (tensor<4xbf16>, tensor<i64>, tensor<2xi1>, tensor<4xf32>, tensor<4xf16>) {
   // CHECK: tra.convert %{{.*}} : tensor<4xf32> to tensor<4xbf16>

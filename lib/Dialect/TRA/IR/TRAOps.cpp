@@ -315,10 +315,13 @@ LogicalResult EinsumOp::verify() {
                          << " is not a floating-point type (f32, f16, bf16)";
   for (auto [i, in] : llvm::enumerate(getInputs())) {
     Type inElt = llvm::cast<RankedTensorType>(in.getType()).getElementType();
-    if (inElt != elt)
+    // Mixed precision: a 16-bit input is widened exactly to an f32 result.
+    bool widened = elt.isF32() && (inElt.isF16() || inElt.isBF16());
+    if (inElt != elt && !widened)
       return emitOpError() << "input #" << i << " has element type " << inElt
                            << " but the result has " << elt
-                           << "; einsum operands share one element type";
+                           << "; an einsum input has the result's element "
+                              "type, or is f16/bf16 for an f32 result";
   }
   return success();
 }

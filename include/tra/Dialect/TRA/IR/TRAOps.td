@@ -39,8 +39,13 @@ def TRA_EinsumOp : TRA_Op<"einsum", [Pure]> {
 
     An index that occurs in several inputs is a join key: its extents must
     agree. An output index absent from an input broadcasts that input. An
-    index absent from the output is aggregated. All operands share one
-    floating-point element type (f32, f16 or bf16).
+    index absent from the output is aggregated. The result has a
+    floating-point element type (f32, f16 or bf16); every input has the
+    result's element type, or, for an f32 result, may be 16-bit (f16 or bf16):
+    mixed precision, where such an input is widened exactly to f32 and the
+    einsum combines and aggregates in f32 (a bf16 weight matrix times bf16
+    activations, accumulated and returned in f32, is how a GPU's tensor cores
+    multiply).
 
     Combiners: `mul`, `add`, `max`, `min` take one or more inputs; `sub` and
     `div` take exactly two; `id`, `neg`, `exp`, `silu`, `rsqrt`, `sqrt`,
@@ -55,6 +60,8 @@ def TRA_EinsumOp : TRA_Op<"einsum", [Pure]> {
     %m = tra.einsum "qk->q" id (%s) reduce max
         : (tensor<4x4xf32>) -> tensor<4xf32>
     %t = tra.einsum "ij->ji" id (%a) : (tensor<4x8xf32>) -> tensor<8x4xf32>
+    %y = tra.einsum "sd,ed->se" mul (%x, %w)
+        : (tensor<4x64xbf16>, tensor<32x64xbf16>) -> tensor<4x32xf32>
     ```
   }];
   let arguments = (ins StrAttr:$spec, TRA_CombinerAttr:$combiner,
