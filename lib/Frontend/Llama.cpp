@@ -44,6 +44,28 @@ public:
     return op;
   }
 
+  /// x [.., d] times the weight w by `spec`, an f32 result. A 16-bit w
+  /// multiplies x rounded to its type (once per x and type), accumulating in
+  /// f32.
+  Value project(StringRef spec, Value x, Value w, ArrayRef<int64_t> shape) {
+    Type wt = llvm::cast<RankedTensorType>(w.getType()).getElementType();
+    if (!wt.isF32()) {
+      Value &rounded = roundedActivations[{x, wt}];
+      if (!rounded)
+        rounded = convert(x, wt);
+      x = rounded;
+    }
+    return einsum(spec, CombinerKind::mul, {x, w}, shape);
+  }
+
+  /// v with element type `type`.
+  Value convert(Value v, Type type) {
+    auto vt = llvm::cast<RankedTensorType>(v.getType());
+    if (vt.getElementType() == type)
+      return v;
+    return ConvertOp::create(b, loc, vt.clone(type), v);
+  }
+
   Value reshape(Value v, ArrayRef<int64_t> shape) {
     auto type = llvm::cast<RankedTensorType>(v.getType());
     return ReshapeOp::create(
@@ -56,7 +78,15 @@ public:
 
   OpBuilder &b;
   Location loc;
+  llvm::DenseMap<std::pair<Value, Type>, Value> roundedActivations;
 };
+
+/// `v` (a scalar of a map body) widened to f32.
+Value widenScalar(OpBuilder &b, Location loc, Value v) {
+  if (v.getType().isF32())
+    return v;
+  return arith::ExtFOp::create(b, loc, b.getF32Type(), v);
+}
 
 /// x * rsqrt(mean(x^2) + eps) * w over the last dim of x: [S, D].
 Value rmsNorm(ModelBuilder &m, Value x, Value w, int64_t s, int64_t d,
@@ -70,7 +100,8 @@ Value rmsNorm(ModelBuilder &m, Value x, Value w, int64_t s, int64_t d,
                      arith::AddFOp::create(ib, loc, mean, m.constF32(ib, eps));
                  Value r = math::RsqrtOp::create(ib, loc, t);
                  Value xn = arith::MulFOp::create(ib, loc, a[0], r);
-                 return arith::MulFOp::create(ib, loc, xn, a[2]);
+                 return arith::MulFOp::create(ib, loc, xn,
+                                              widenScalar(ib, loc, a[2]));
                });
 }
 
@@ -87,9 +118,9 @@ buildLayer(ModelBuilder &m, const LlamaParams &p, int64_t s, Value x, Value pos,
                 HD = p.headDim(), P = HD / 2, T = p.maxSeqLen, F = p.hiddenDim,
                 KVD = p.kvDim();
   Value xn = rmsNorm(m, x, w.attnNorm, s, D, p.normEps);
-  Value q = m.einsum("sd,ed->se", CombinerKind::mul, {xn, w.wq}, {s, D});
-  Value k = m.einsum("sd,ed->se", CombinerKind::mul, {xn, w.wk}, {s, KVD});
-  Value v = m.einsum("sd,ed->se", CombinerKind::mul, {xn, w.wv}, {s, KVD});
+  Value q = m.project("sd,ed->se", xn, w.wq, {s, D});
+  Value k = m.project("sd,ed->se", xn, w.wk, {s, KVD});
+  Value v = m.project("sd,ed->se", xn, w.wv, {s, KVD});
 
   // Rotary embedding: a 2x2 rotation per (token, pair).
   Value q4 = m.reshape(q, {s, NH, P, 2});
@@ -140,13 +171,13 @@ buildLayer(ModelBuilder &m, const LlamaParams &p, int64_t s, Value x, Value pos,
   Value attn = m.einsum("grst,tgd->sgrd", CombinerKind::mul, {probs, vc},
                         {s, NKV, G, HD});
   Value attn2 = m.reshape(attn, {s, D});
-  Value o = m.einsum("sd,ed->se", CombinerKind::mul, {attn2, w.wo}, {s, D});
+  Value o = m.project("sd,ed->se", attn2, w.wo, {s, D});
   Value h = m.einsum("sd,sd->sd", CombinerKind::add, {x, o}, {s, D});
 
   // SwiGLU feed-forward.
   Value hn = rmsNorm(m, h, w.ffnNorm, s, D, p.normEps);
-  Value a = m.einsum("sd,fd->sf", CombinerKind::mul, {hn, w.w1}, {s, F});
-  Value bb = m.einsum("sd,fd->sf", CombinerKind::mul, {hn, w.w3}, {s, F});
+  Value a = m.project("sd,fd->sf", hn, w.w1, {s, F});
+  Value bb = m.project("sd,fd->sf", hn, w.w3, {s, F});
   Value g = m.map("", {a, bb}, m.f32({s, F}),
                   [&](OpBuilder &ib, Location loc, ValueRange v) -> Value {
                     Value na = arith::NegFOp::create(ib, loc, v[0]);
@@ -156,16 +187,28 @@ buildLayer(ModelBuilder &m, const LlamaParams &p, int64_t s, Value x, Value pos,
                     Value silu = arith::DivFOp::create(ib, loc, v[0], den);
                     return arith::MulFOp::create(ib, loc, silu, v[1]);
                   });
-  Value f = m.einsum("sf,df->sd", CombinerKind::mul, {g, w.w2}, {s, D});
+  Value f = m.project("sf,df->sd", g, w.w2, {s, D});
   Value out = m.einsum("sd,sd->sd", CombinerKind::add, {h, f}, {s, D});
   return {out, kc, vc};
 }
 
 } // namespace
 
-OwningOpRef<ModuleOp> mlir::tra::buildLlamaModule(MLIRContext *context,
-                                                  const LlamaParams &p,
-                                                  int64_t s) {
+/// The element type of a weight of `dtype`.
+static Type weightElementType(OpBuilder &b, ::tra::rt::DType dtype) {
+  switch (dtype) {
+  case ::tra::rt::DType::F16:
+    return b.getF16Type();
+  case ::tra::rt::DType::BF16:
+    return b.getBF16Type();
+  default:
+    return b.getF32Type();
+  }
+}
+
+OwningOpRef<ModuleOp>
+mlir::tra::buildLlamaModule(MLIRContext *context, const LlamaParams &p,
+                            int64_t s, const LlamaWeightDTypes &weightDTypes) {
   context->loadDialect<TRADialect, func::FuncDialect, arith::ArithDialect,
                        math::MathDialect>();
   Location loc = UnknownLoc::get(context);
@@ -192,8 +235,13 @@ OwningOpRef<ModuleOp> mlir::tra::buildLlamaModule(MLIRContext *context,
     addArg("layers." + std::to_string(l) + ".v_cache", cacheType);
   }
   unsigned firstWeight = argTypes.size();
-  for (auto &[name, shape] : ::tra::rt::llamaWeightShapes(p))
-    addArg(name, m.f32(shape));
+  for (auto &[name, shape] : ::tra::rt::llamaWeightShapes(p)) {
+    auto dtype = weightDTypes.find(name);
+    Type elt = dtype == weightDTypes.end()
+                   ? b.getF32Type()
+                   : weightElementType(b, dtype->second);
+    addArg(name, RankedTensorType::get(shape, elt));
+  }
 
   SmallVector<Type> resultTypes = {m.f32({s, V})};
   SmallVector<std::string> resultNames = {"logits"};
@@ -218,7 +266,11 @@ OwningOpRef<ModuleOp> mlir::tra::buildLlamaModule(MLIRContext *context,
   Value tokens = arg(0), pos = arg(1), fcos = arg(2), fsin = arg(3);
   unsigned w = firstWeight;
   Value emb = arg(w++);
-  Value x = GatherOp::create(b, loc, m.f32({s, D}), emb, tokens);
+  Type embType = llvm::cast<RankedTensorType>(emb.getType()).getElementType();
+  Value x =
+      m.convert(GatherOp::create(b, loc, RankedTensorType::get({s, D}, embType),
+                                 emb, tokens),
+                b.getF32Type());
 
   // Per-position 2x2 rotations for positions pos .. pos+s-1.
   Value positions =
@@ -260,7 +312,7 @@ OwningOpRef<ModuleOp> mlir::tra::buildLlamaModule(MLIRContext *context,
   Value norm = arg(w++);
   Value cls = p.sharedClassifier ? emb : arg(w++);
   Value xn = rmsNorm(m, x, norm, s, D, p.normEps);
-  results[0] = m.einsum("sd,vd->sv", CombinerKind::mul, {xn, cls}, {s, V});
+  results[0] = m.project("sd,vd->sv", xn, cls, {s, V});
   func::ReturnOp::create(b, loc, results);
   return module;
 }

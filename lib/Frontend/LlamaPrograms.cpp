@@ -13,13 +13,14 @@ using namespace mlir::tra;
 /// The verified model of one step.
 static llvm::Expected<OwningOpRef<ModuleOp>>
 buildStep(MLIRContext &context, const ::tra::rt::LlamaParams &params,
-          int64_t seq) {
+          int64_t seq, const LlamaWeightDTypes &weightDTypes = {}) {
   if (seq < 1 || seq > params.maxSeqLen)
     return llvm::createStringError("a step of " + std::to_string(seq) +
                                    " tokens does not fit the KV cache of " +
                                    std::to_string(params.maxSeqLen) +
                                    " positions");
-  OwningOpRef<ModuleOp> module = buildLlamaModule(&context, params, seq);
+  OwningOpRef<ModuleOp> module =
+      buildLlamaModule(&context, params, seq, weightDTypes);
   if (failed(verify(*module)))
     return llvm::createStringError(
         "internal error: the generated model does not verify");
@@ -36,12 +37,14 @@ static CodegenOptions stepOptions(int64_t threads, bool cuda = false) {
   return options;
 }
 
-llvm::Expected<CompiledProgram> mlir::tra::compileLlamaStep(
-    MLIRContext &context, const ::tra::rt::LlamaParams &params, int64_t seq,
-    int64_t threads, StringRef cacheDirectory, StringRef keyExtra,
-    llvm::raw_ostream &notes, bool cuda) {
+llvm::Expected<CompiledProgram>
+mlir::tra::compileLlamaStep(MLIRContext &context,
+                            const ::tra::rt::LlamaParams &params, int64_t seq,
+                            int64_t threads, StringRef cacheDirectory,
+                            StringRef keyExtra, llvm::raw_ostream &notes,
+                            bool cuda, const LlamaWeightDTypes &weightDTypes) {
   llvm::Expected<OwningOpRef<ModuleOp>> module =
-      buildStep(context, params, seq);
+      buildStep(context, params, seq, weightDTypes);
   if (!module)
     return module.takeError();
   return loadOrCompileProgram(**module, stepOptions(threads, cuda),
@@ -52,9 +55,10 @@ llvm::Expected<CachedLibrary> mlir::tra::compileLlamaDistributedStep(
     MLIRContext &context, const ::tra::rt::LlamaParams &params, int64_t seq,
     const ::tra::hw::HardwareDescription &hardware, int64_t threads,
     StringRef cacheDirectory, StringRef scratchDirectory,
-    llvm::raw_ostream &notes) {
+    llvm::raw_ostream &notes, bool cuda,
+    const LlamaWeightDTypes &weightDTypes) {
   llvm::Expected<OwningOpRef<ModuleOp>> module =
-      buildStep(context, params, seq);
+      buildStep(context, params, seq, weightDTypes);
   if (!module)
     return module.takeError();
   plan::PlanOptions planOptions;
@@ -65,8 +69,8 @@ llvm::Expected<CachedLibrary> mlir::tra::compileLlamaDistributedStep(
                                    hardware.getName() + ": " +
                                    llvm::toString(planned.takeError()));
   llvm::Expected<CachedLibrary> library = findOrCompileDistributedLibrary(
-      **module, stepOptions(threads), cacheDirectory, hardware.toJSONText(),
-      scratchDirectory, notes);
+      **module, stepOptions(threads, cuda), cacheDirectory,
+      hardware.toJSONText(), scratchDirectory, notes);
   if (!library)
     return llvm::createStringError(
         "code generation for " + hardware.getName() +

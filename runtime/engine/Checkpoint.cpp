@@ -8,7 +8,7 @@
 using namespace tra;
 
 rt::Result<rt::LlamaCheckpoint>
-tra::engine::loadCheckpoint(const std::string &path) {
+tra::engine::loadCheckpoint(const std::string &path, bool keepSixteenBit) {
   rt::Result<std::unique_ptr<rt::TensorSource>> source =
       rt::openTensorSource(path);
   if (!source)
@@ -22,7 +22,17 @@ tra::engine::loadCheckpoint(const std::string &path) {
     rt::Result<rt::MetaCheckpoint> meta = rt::MetaCheckpoint::open(path);
     if (!meta)
       return meta.error();
-    return meta->loadAll();
+    if (!keepSixteenBit)
+      return meta->loadAll(rt::DType::F32);
+    rt::Result<rt::LlamaCheckpoint> all = meta->loadAll(std::nullopt);
+    if (!all)
+      return all.error();
+    // Stored types other than f32, f16 and bf16 are read as f32.
+    for (auto &[name, weight] : all->weights)
+      if (weight.dtype() != rt::DType::F32 &&
+          weight.dtype() != rt::DType::F16 && weight.dtype() != rt::DType::BF16)
+        weight = rt::convert(weight, rt::DType::F32);
+    return all;
   }
   // Any other format that states the model's parameters (Hugging Face
   // LLaMA, tra-split): every weight read whole, as f32.
@@ -41,7 +51,10 @@ tra::engine::loadCheckpoint(const std::string &path) {
       return rt::fileError(
           path, "tensor '" + name + "' is " + rt::formatShape(info->shape) +
                     ", the model's parameters say " + rt::formatShape(shape));
-    rt::Result<rt::HostTensor> weight = (*source)->read(name, rt::DType::F32);
+    bool sixteenBit =
+        info->dtype == rt::DType::F16 || info->dtype == rt::DType::BF16;
+    rt::Result<rt::HostTensor> weight = (*source)->read(
+        name, keepSixteenBit && sixteenBit ? info->dtype : rt::DType::F32);
     if (!weight)
       return weight.error();
     ckpt.weights.emplace_back(name, std::move(*weight));

@@ -42,19 +42,10 @@ LocalModel::LocalModel(const rt::LlamaCheckpoint &checkpoint,
       accelerator(accelerator) {
   rt::computeRopeTables(p, cosTable, sinTable);
   for (auto &[name, t] : checkpoint.weights) {
-    if (t.dtype() == rt::DType::F32) {
-      // Used in place from the mapped checkpoint: bring it into memory now,
-      // as loading copies would, not page by page in the first step.
-      rt::prefaultPages(t.data(), size_t(t.numElements()) * sizeof(float));
-      weights[name] = {&t, t.data()};
-      continue;
-    }
-    // Not f32 (a Meta checkpoint in f16/bf16): convert once.
-    std::vector<float> &copy = converted[name];
-    copy.resize(size_t(t.numElements()));
-    for (int64_t i = 0; i < t.numElements(); ++i)
-      copy[size_t(i)] = float(t.loadAsDouble(i));
-    weights[name] = {&t, copy.data()};
+    // Used in place from the mapped checkpoint: bring it into memory now,
+    // as loading copies would, not page by page in the first step.
+    rt::prefaultPages(t.data(), size_t(t.numElements()) * dtypeSize(t.dtype()));
+    weights[name] = &t;
   }
   // On a GPU the caches live in device memory (prepareDevice).
   if (accelerator)
@@ -114,16 +105,33 @@ rt::Status LocalModel::prepareDevice() {
   return rt::Status::success();
 }
 
-rt::Result<void *> LocalModel::deviceWeight(const std::string &name) {
-  auto found = deviceWeights.find(name);
+const void *LocalModel::hostWeight(const rt::HostTensor &weight,
+                                   const std::string &name, bool widen) {
+  if (!widen)
+    return weight.data();
+  // A 16-bit weight read as f32 by the program: converted once.
+  std::vector<float> &copy = converted[name];
+  if (copy.empty()) {
+    copy.resize(size_t(weight.numElements()));
+    for (int64_t i = 0; i < weight.numElements(); ++i)
+      copy[size_t(i)] = float(weight.loadAsDouble(i));
+  }
+  return copy.data();
+}
+
+rt::Result<void *> LocalModel::deviceWeight(const rt::HostTensor &weight,
+                                            const std::string &name,
+                                            bool widen) {
+  auto found = deviceWeights.find({name, widen});
   if (found != deviceWeights.end())
     return found->second;
-  const Weight &w = weights.at(name);
+  size_t bytes = size_t(weight.numElements()) *
+                 (widen ? sizeof(float) : dtypeSize(weight.dtype()));
   rt::Result<void *> copy =
-      deviceBuffer(w.data, size_t(w.tensor->numElements()) * sizeof(float));
+      deviceBuffer(hostWeight(weight, name, widen), bytes);
   if (!copy)
     return copy.error();
-  deviceWeights[name] = *copy;
+  deviceWeights[{name, widen}] = *copy;
   return *copy;
 }
 
@@ -228,17 +236,30 @@ rt::Status LocalModel::bind(Program &program) {
         return rt::fileError(path, "@forward reads '" + std::string(t.name) +
                                        "', which the checkpoint does not "
                                        "have");
-      status = expect(path, t, TRA_EXEC_F32, w->second.tensor->shape());
+      // A weight is read in its checkpoint dtype (in place, 16-bit weights
+      // staying 16-bit) or, by a program built for f32 weights, as f32.
+      const rt::HostTensor &weight = *w->second;
+      int64_t own = weightABIType(weight.dtype());
+      bool widen = t.dtype == TRA_EXEC_F32 && own != TRA_EXEC_F32;
+      if (t.dtype != own && !widen)
+        return rt::fileError(
+            path, "@forward reads '" + std::string(t.name) + "' as " +
+                      describe(t.dtype, weight.shape()) +
+                      ", but the checkpoint holds it as " +
+                      describe(own, weight.shape()) +
+                      " (a step program reads a weight in the checkpoint's "
+                      "dtype or as f32)");
+      status = expect(path, t, t.dtype, weight.shape());
       if (!status)
         return status;
       if (accelerator) {
-        rt::Result<void *> copy = deviceWeight(t.name);
+        rt::Result<void *> copy = deviceWeight(weight, t.name, widen);
         if (!copy)
           return rt::fileError(path, "copying '" + std::string(t.name) +
                                          "' to the GPU: " + copy.message());
         buffer = *copy;
       } else {
-        buffer = const_cast<void *>(w->second.data);
+        buffer = const_cast<void *>(hostWeight(weight, t.name, widen));
       }
       break;
     }

@@ -25,6 +25,12 @@ RankModel::load(const std::vector<std::string> &programPaths) {
       return rt::fileError(
           path, "a program of " + std::to_string(program.numRanks) +
                     " ranks, the others have " + std::to_string(model->ranks));
+    if (!model->steps.empty() &&
+        (program.device == TRA_EXEC_CUDA) != model->gpuPrograms)
+      return rt::fileError(path, "a program for another kind of device than "
+                                 "the others (GPU and host programs do not "
+                                 "mix)");
+    model->gpuPrograms = program.device == TRA_EXEC_CUDA;
     model->ranks = program.numRanks;
     model->planFingerprint =
         model->planFingerprint * 1000003u ^ uint64_t(program.fingerprint);
@@ -37,9 +43,44 @@ RankModel::load(const std::vector<std::string> &programPaths) {
   return model;
 }
 
+RankModel::~RankModel() {
+  // The programs go first: they may still hold work on the device.
+  steps.clear();
+  if (accelerator)
+    for (void *pointer : deviceAllocations)
+      accelerator->release(pointer);
+}
+
+rt::Result<void *> RankModel::deviceBuffer(const void *host, size_t bytes) {
+  rt::Result<void *> pointer = accelerator->allocate(bytes);
+  if (!pointer)
+    return pointer.error();
+  deviceAllocations.push_back(*pointer);
+  rt::Status status = host ? accelerator->copyToDevice(*pointer, host, bytes)
+                           : accelerator->fillZero(*pointer, bytes);
+  if (!status)
+    return status.error();
+  return *pointer;
+}
+
+void RankModel::release(void *pointer) {
+  auto it =
+      std::find(deviceAllocations.begin(), deviceAllocations.end(), pointer);
+  if (it == deviceAllocations.end())
+    return;
+  deviceAllocations.erase(it);
+  accelerator->release(pointer);
+}
+
 rt::Status RankModel::init(int rank, const std::string &checkpoint,
-                           int64_t maxSeqLen, int64_t threads) {
+                           int64_t maxSeqLen, int64_t threads,
+                           const exec::Accelerator *gpu) {
   me = rank;
+  if (gpuPrograms && !gpu)
+    return rt::fileError(steps.front().library->path(),
+                         "a program compiled for NVIDIA GPUs, but this rank "
+                         "has no GPU runtime (runtime/cuda)");
+  accelerator = gpuPrograms ? gpu : nullptr;
   checkpointPath = checkpoint;
   rt::Result<std::unique_ptr<rt::TensorSource>> opened =
       rt::openTensorSource(checkpoint);
@@ -58,6 +99,12 @@ rt::Status RankModel::init(int rank, const std::string &checkpoint,
       return status;
     if (rt::Status status = bindBuffers(step, threads); !status)
       return status;
+    if (accelerator)
+      if (rt::Status status = placeOnDevice(step); !status)
+        return rt::fileError(step.library->path(),
+                             "rank " + std::to_string(me) + " on " +
+                                 accelerator->describe() + ": " +
+                                 status.message());
   }
   caches.resize(size_t(2 * p.nLayers));
   return rt::Status::success();
@@ -148,9 +195,17 @@ rt::Status RankModel::bindBuffers(Step &step, int64_t threads) {
     std::string name = info.name;
     Box box = boxOf(tile, info.rank);
     size_t slot = size_t(i);
-    if (info.dtype != TRA_EXEC_F32 && info.dtype != TRA_EXEC_I64)
-      return rt::fileError(path, "input '" + name + "' is neither f32 nor i64");
     StepTensorRole role = classifyStepInput(name, p.nLayers);
+    // Weights may be 16-bit (the checkpoint's), everything else is f32 or
+    // i64.
+    bool weight = role.kind == StepTensorKind::Logits ||
+                  role.kind == StepTensorKind::Other;
+    std::optional<rt::DType> weightType = weightDType(info.dtype);
+    if (weight ? !weightType
+               : info.dtype != TRA_EXEC_F32 && info.dtype != TRA_EXEC_I64)
+      return rt::fileError(path,
+                           "input '" + name + "' is neither " +
+                               (weight ? "f32, f16 nor bf16" : "f32 nor i64"));
     switch (role.kind) {
     case StepTensorKind::Tokens:
       step.tokens = {slot, box};
@@ -192,12 +247,16 @@ rt::Status RankModel::bindBuffers(Step &step, int64_t threads) {
             checkpointPath,
             "tensor '" + name + "' is " + rt::formatShape(stored->shape) +
                 ", the model expects " + rt::formatShape(shapeOf(info)));
-      std::string key =
-          name + rt::formatShape(box.offsets) + rt::formatShape(box.sizes);
+      // Read in the dtype the program reads it: 16-bit weights stay 16-bit
+      // where the program was built so.
+      anySixteenBit |= *weightType != rt::DType::F32;
+      std::string key = name + ":" + rt::dtypeName(*weightType) +
+                        rt::formatShape(box.offsets) +
+                        rt::formatShape(box.sizes);
       auto found = weights.find(key);
       if (found == weights.end()) {
         rt::Result<rt::HostTensor> part =
-            source->readTile(name, box.offsets, box.sizes, rt::DType::F32, me);
+            source->readTile(name, box.offsets, box.sizes, *weightType, me);
         if (!part)
           return part.error();
         found = weights.emplace(key, std::move(*part)).first;
@@ -225,6 +284,146 @@ rt::Status RankModel::bindBuffers(Step &step, int64_t threads) {
   return rt::Status::success();
 }
 
+rt::Status RankModel::placeOnDevice(Step &step) {
+  const TraExecProgram &program = step.library->program();
+  const TraExecRankProgram &mine = *step.mine;
+  // The buffers bindBuffers made on the host: weights (shared by key), and
+  // the tokens, positions, rotary tables and logits of this step.
+  std::map<const void *, std::string> weightKeys;
+  for (auto &[key, tensor] : weights)
+    weightKeys[tensor.data()] = key;
+  auto bytesOf = [&](const TraExecTile &tile, const TraExecTensorInfo &info) {
+    std::vector<int64_t> sizes = boxOf(tile, info.rank).sizes;
+    std::optional<rt::DType> dtype = info.dtype == TRA_EXEC_I64
+                                         ? std::optional(rt::DType::I64)
+                                         : weightDType(info.dtype);
+    return size_t(*rt::shapeByteSize(*dtype, sizes));
+  };
+  for (int64_t i = 0; i < mine.numInputs + mine.numOutputs; ++i) {
+    void *&buffer = step.buffers[size_t(i)];
+    if (!buffer)
+      continue; // a KV cache, bound per step
+    bool input = i < mine.numInputs;
+    const TraExecTile &tile =
+        input ? mine.inputs[i] : mine.outputs[i - mine.numInputs];
+    const TraExecTensorInfo &info =
+        input ? program.inputs[tile.tensor] : program.outputs[tile.tensor];
+    size_t bytes = bytesOf(tile, info);
+    if (auto key = weightKeys.find(buffer); key != weightKeys.end()) {
+      void *&copy = deviceWeights[key->second];
+      if (!copy) {
+        rt::Result<void *> placed = deviceBuffer(buffer, bytes);
+        if (!placed)
+          return rt::Error{"copying '" + std::string(info.name) +
+                           "' to the GPU: " + placed.message()};
+        copy = *placed;
+      }
+      buffer = copy;
+      continue;
+    }
+    StepTensorRole role = input ? classifyStepInput(info.name, p.nLayers)
+                                : classifyStepOutput(info.name, p.nLayers);
+    bool table = role.kind == StepTensorKind::RopeCos ||
+                 role.kind == StepTensorKind::RopeSin;
+    rt::Result<void *> placed = deviceBuffer(table ? buffer : nullptr, bytes);
+    if (!placed)
+      return placed.error();
+    // Tokens and positions are filled per step, logits read back per step.
+    if (!table)
+      step.hostCopies[size_t(i)] = {buffer, bytes};
+    buffer = *placed;
+  }
+  return rt::Status::success();
+}
+
+rt::Status
+RankModel::bindCaches(Step &step, std::vector<rt::HostTensor> &inputs,
+                      std::vector<std::pair<void *, size_t>> &deviceInputs) {
+  auto cacheBytes = [](const std::optional<Box> &box) {
+    return box ? size_t(*rt::shapeByteSize(rt::DType::F32, box->sizes)) : 0;
+  };
+  for (size_t c = 0; c < caches.size(); ++c) {
+    Cache &cache = caches[c];
+    const std::optional<Box> &myIn = step.cacheIn[c].tiles[size_t(me)];
+    const std::optional<Box> &myOut = step.cacheOut[c].tiles[size_t(me)];
+    bool relayout = cache.layout && !cache.layout->sameTiles(step.cacheIn[c]);
+    if (!accelerator) {
+      if (!cache.layout) {
+        inputs[c] = myIn ? rt::HostTensor::zeros(rt::DType::F32, myIn->sizes)
+                         : rt::HostTensor();
+      } else if (!relayout) {
+        inputs[c] = std::move(cache.tile);
+      } else {
+        rt::Result<rt::HostTensor> moved =
+            redistribute(rt::DType::F32, *cache.layout, cache.tile,
+                         step.cacheIn[c].tiles, me, cacheBytesMoved);
+        if (!moved)
+          return moved.error();
+        inputs[c] = std::move(*moved);
+        ++cacheRelayouts;
+      }
+      if (step.cacheInSlot[c])
+        step.buffers[*step.cacheInSlot[c]] = inputs[c].mutableData();
+      if (myOut && cache.spare.shape() != myOut->sizes)
+        cache.spare = rt::HostTensor::zeros(rt::DType::F32, myOut->sizes);
+      if (step.cacheOutSlot[c])
+        step.buffers[*step.cacheOutSlot[c]] = cache.spare.mutableData();
+      continue;
+    }
+    // On the GPU: the tiles stay in device memory unless they change rank.
+    size_t inBytes = cacheBytes(myIn);
+    void *input = nullptr;
+    if (!cache.layout || relayout) {
+      rt::HostTensor moved;
+      if (relayout) {
+        // Through host memory: the tile this rank holds, to its new owners.
+        const std::optional<Box> &held = cache.layout->tiles[size_t(me)];
+        rt::HostTensor tile;
+        if (held) {
+          tile = rt::HostTensor::zeros(rt::DType::F32, held->sizes);
+          if (rt::Status s = accelerator->copyToHost(
+                  tile.mutableData(), cache.deviceTile, cache.tileBytes);
+              !s)
+            return s;
+        }
+        rt::Result<rt::HostTensor> result =
+            redistribute(rt::DType::F32, *cache.layout, tile,
+                         step.cacheIn[c].tiles, me, cacheBytesMoved);
+        if (!result)
+          return result.error();
+        moved = std::move(*result);
+        ++cacheRelayouts;
+        release(cache.deviceTile);
+        cache.deviceTile = nullptr;
+      }
+      if (myIn) {
+        rt::Result<void *> placed =
+            deviceBuffer(relayout ? moved.data() : nullptr, inBytes);
+        if (!placed)
+          return placed.error();
+        input = *placed;
+      }
+    } else {
+      input = cache.deviceTile;
+    }
+    deviceInputs[c] = {input, inBytes};
+    if (step.cacheInSlot[c])
+      step.buffers[*step.cacheInSlot[c]] = input;
+    size_t outBytes = cacheBytes(myOut);
+    if (myOut && cache.spareBytes != outBytes) {
+      release(cache.deviceSpare);
+      rt::Result<void *> spare = deviceBuffer(nullptr, outBytes);
+      if (!spare)
+        return spare.error();
+      cache.deviceSpare = *spare;
+      cache.spareBytes = outBytes;
+    }
+    if (step.cacheOutSlot[c])
+      step.buffers[*step.cacheOutSlot[c]] = cache.deviceSpare;
+  }
+  return rt::Status::success();
+}
+
 rt::Status RankModel::step(const std::vector<int64_t> &tokens, int64_t pos,
                            int64_t n, std::vector<double> &logits) {
   Step *step = nullptr;
@@ -239,60 +438,85 @@ rt::Status RankModel::step(const std::vector<int64_t> &tokens, int64_t pos,
     return rt::Error{"a step of " + std::to_string(n) + " tokens at position " +
                      std::to_string(pos) + " is outside the KV cache of " +
                      std::to_string(p.maxSeqLen) + " positions"};
+  // The tokens tile and the positions: on a GPU through their host copies.
+  auto hostOf = [&](size_t slot) {
+    auto copy = step->hostCopies.find(slot);
+    return copy == step->hostCopies.end() ? step->buffers[slot]
+                                          : copy->second.first;
+  };
   if (step->tokens) {
     auto &[slot, box] = *step->tokens;
-    int64_t *dst = static_cast<int64_t *>(step->buffers[slot]);
+    int64_t *dst = static_cast<int64_t *>(hostOf(slot));
     for (int64_t i = 0; i < box.sizes[0]; ++i)
       dst[i] = tokens[size_t(pos + box.offsets[0] + i)];
   }
   for (size_t slot : step->posSlots)
-    *static_cast<int64_t *>(step->buffers[slot]) = pos;
+    *static_cast<int64_t *>(hostOf(slot)) = pos;
+  auto onDevice = [&](const rt::Status &status) -> rt::Status {
+    if (status)
+      return status;
+    return rt::Error{"rank " + std::to_string(me) + ", a step of " +
+                     std::to_string(n) + " tokens on " +
+                     accelerator->describe() + ": " + status.message()};
+  };
+  if (accelerator)
+    for (auto &[slot, copy] : step->hostCopies)
+      if (slot != step->logitsSlot)
+        if (rt::Status s = accelerator->copyToDevice(step->buffers[slot],
+                                                     copy.first, copy.second);
+            !s)
+          return onDevice(s);
   // The caches: this step's input tiles from the previous step's output.
   std::vector<rt::HostTensor> inputs(caches.size());
-  for (size_t c = 0; c < caches.size(); ++c) {
-    Cache &cache = caches[c];
-    const std::optional<Box> &myIn = step->cacheIn[c].tiles[size_t(me)];
-    if (!cache.layout) {
-      inputs[c] = myIn ? rt::HostTensor::zeros(rt::DType::F32, myIn->sizes)
-                       : rt::HostTensor();
-    } else if (cache.layout->sameTiles(step->cacheIn[c])) {
-      inputs[c] = std::move(cache.tile);
-    } else {
-      rt::Result<rt::HostTensor> moved =
-          redistribute(rt::DType::F32, *cache.layout, cache.tile,
-                       step->cacheIn[c].tiles, me, cacheBytesMoved);
-      if (!moved)
-        return moved.error();
-      inputs[c] = std::move(*moved);
-      ++cacheRelayouts;
-    }
-    if (step->cacheInSlot[c])
-      step->buffers[*step->cacheInSlot[c]] = inputs[c].mutableData();
-    const std::optional<Box> &myOut = step->cacheOut[c].tiles[size_t(me)];
-    if (myOut && cache.spare.shape() != myOut->sizes)
-      cache.spare = rt::HostTensor::zeros(rt::DType::F32, myOut->sizes);
-    if (step->cacheOutSlot[c])
-      step->buffers[*step->cacheOutSlot[c]] = cache.spare.mutableData();
-  }
+  std::vector<std::pair<void *, size_t>> deviceInputs(caches.size());
+  if (rt::Status status = bindCaches(*step, inputs, deviceInputs); !status)
+    return accelerator ? onDevice(status) : status;
   step->mine->run(step->buffers.data());
   for (size_t c = 0; c < caches.size(); ++c) {
     Cache &cache = caches[c];
+    cache.layout = &step->cacheOut[c];
+    if (accelerator) {
+      std::swap(cache.deviceTile, cache.deviceSpare);
+      std::swap(cache.tileBytes, cache.spareBytes);
+      // The old tile (this step's input) is the next output's buffer.
+      cache.deviceSpare = deviceInputs[c].first;
+      cache.spareBytes = deviceInputs[c].second;
+      continue;
+    }
     cache.tile = std::move(cache.spare);
     cache.spare = std::move(inputs[c]);
-    cache.layout = &step->cacheOut[c];
   }
-  // Rank 0 gathers the logits.
+  if (accelerator && step->logitsSlot) {
+    // Returns once the step's work is done: its errors are reported here.
+    auto &[host, bytes] = step->hostCopies.at(*step->logitsSlot);
+    if (rt::Status s = accelerator->copyToHost(
+            host, step->buffers[*step->logitsSlot], bytes);
+        !s)
+      return onDevice(s);
+  } else if (accelerator) {
+    if (rt::Status s = accelerator->synchronize(); !s)
+      return onDevice(s);
+  }
+  return gatherLogits(*step, n, logits);
+}
+
+rt::Status RankModel::gatherLogits(Step &step, int64_t n,
+                                   std::vector<double> &logits) {
   std::vector<std::optional<Box>> whole(static_cast<size_t>(ranks));
   whole[0] = Box{{0, 0}, {n, p.vocabSize}};
   rt::HostTensor mine;
-  if (step->logitsSlot)
-    mine = rt::HostTensor::view(
-        rt::DType::F32, step->logits.tiles[size_t(me)]->sizes,
-        static_cast<const uint8_t *>(step->buffers[*step->logitsSlot]),
-        nullptr);
+  if (step.logitsSlot) {
+    size_t slot = *step.logitsSlot;
+    auto copy = step.hostCopies.find(slot);
+    const void *data =
+        copy == step.hostCopies.end() ? step.buffers[slot] : copy->second.first;
+    mine = rt::HostTensor::view(rt::DType::F32,
+                                step.logits.tiles[size_t(me)]->sizes,
+                                static_cast<const uint8_t *>(data), nullptr);
+  }
   int64_t gathered = 0;
   rt::Result<rt::HostTensor> all =
-      redistribute(rt::DType::F32, step->logits, mine, whole, me, gathered);
+      redistribute(rt::DType::F32, step.logits, mine, whole, me, gathered);
   if (!all)
     return all.error();
   if (me == 0) {

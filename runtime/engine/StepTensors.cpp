@@ -2,6 +2,8 @@
 
 #include "tra/Engine/StepTensors.h"
 
+#include "tra/Exec/ABI.h"
+
 #include <charconv>
 
 using namespace tra;
@@ -60,4 +62,30 @@ std::vector<int64_t> tra::engine::cacheShape(const rt::LlamaParams &p) {
 
 std::vector<int64_t> tra::engine::ropeTableShape(const rt::LlamaParams &p) {
   return {p.maxSeqLen, p.headDim() / 2};
+}
+
+int64_t tra::engine::weightABIType(rt::DType dtype) {
+  switch (dtype) {
+  case rt::DType::F32:
+    return TRA_EXEC_F32;
+  case rt::DType::F16:
+    return TRA_EXEC_F16;
+  case rt::DType::BF16:
+    return TRA_EXEC_BF16;
+  default:
+    return -1;
+  }
+}
+
+std::optional<rt::DType> tra::engine::weightDType(int64_t abi) {
+  switch (abi) {
+  case TRA_EXEC_F32:
+    return rt::DType::F32;
+  case TRA_EXEC_F16:
+    return rt::DType::F16;
+  case TRA_EXEC_BF16:
+    return rt::DType::BF16;
+  default:
+    return std::nullopt;
+  }
 }

@@ -399,11 +399,12 @@ Result<HostTensor> MetaCheckpoint::read(std::string_view name,
                   weight->shape, dtype);
 }
 
-Result<LlamaCheckpoint> MetaCheckpoint::loadAll(DType dtype) const {
+Result<LlamaCheckpoint>
+MetaCheckpoint::loadAll(std::optional<DType> dtype) const {
   LlamaCheckpoint result;
   result.params = llamaParams;
   for (const MetaWeight &weight : weightList) {
-    Result<HostTensor> tensor = read(weight.name, dtype);
+    Result<HostTensor> tensor = read(weight.name, dtype.value_or(weight.dtype));
     if (!tensor)
       return tensor.error();
     result.weights.emplace_back(weight.name, std::move(*tensor));

@@ -1,7 +1,8 @@
 //===- Distributed.cpp - tra-llama on multi-device hardware ---------------===//
 //
 // For a hardware file with several devices, @forward is planned for it and
-// compiled, once per step length (1 token for decoding, the prompt's length
+// compiled (CPU code, or on GPUs GPU code whose moves are NCCL's), once per
+// step length (1 token for decoding, the prompt's length
 // for prefill), into a shared library holding every rank's program
 // (`forward-dist-<key>.so` in the library cache, the key covering the
 // planned module, so the plan). The whole generation then runs as one
@@ -38,8 +39,10 @@ DistributedModel::~DistributedModel() {
 llvm::Error DistributedModel::init(const rt::LlamaParams &params,
                                    const ::tra::hw::HardwareDescription &hw,
                                    int64_t numThreads, bool emulate,
-                                   const std::string &cache) {
+                                   const std::string &cache,
+                                   LlamaWeightDTypes weightDTypes) {
   p = params;
+  dtypes = std::move(weightDTypes);
   this->hw = &hw;
   ranks = hw.numDevices();
   threads = numThreads;
@@ -50,16 +53,10 @@ llvm::Error DistributedModel::init(const rt::LlamaParams &params,
         hw.getName().str() + " has " + std::to_string(ranks) +
         " devices: the run needs mpirun (Open MPI), which is not on PATH");
   mpirun = *found;
-  bool gpu = false;
+  // GPUs: one rank per GPU, every tile in device memory, moves through NCCL
+  // (the compiler refuses hardware that mixes GPUs and CPU devices).
   for (unsigned d = 0; d < hw.numDevices(); ++d)
-    gpu |= hw.getDevice(d).kind == ::tra::hw::DeviceKind::GPU;
-  if (gpu && !emulate)
-    return llvm::createStringError(
-        hw.getName().str() +
-        " has GPU devices: tra-llama runs on one GPU or on CPUs, not yet on "
-        "several GPUs (tra-compile compiles a step for them: one MPI rank "
-        "per GPU); --emulate-on-cpu runs its plan with CPU code on this "
-        "machine");
+    cuda |= hw.getDevice(d).kind == ::tra::hw::DeviceKind::GPU && !emulate;
   // The worker is installed next to tra-llama.
   static int anchor;
   llvm::SmallString<128> path(
@@ -86,8 +83,9 @@ llvm::Error DistributedModel::addProgram(MLIRContext &ctx, int64_t seq) {
   auto start = std::chrono::steady_clock::now();
   std::string notes;
   llvm::raw_string_ostream notesStream(notes);
-  llvm::Expected<CachedLibrary> library = compileLlamaDistributedStep(
-      ctx, p, seq, *hw, threads, cacheDir, scratchDir, notesStream);
+  llvm::Expected<CachedLibrary> library =
+      compileLlamaDistributedStep(ctx, p, seq, *hw, threads, cacheDir,
+                                  scratchDir, notesStream, cuda, dtypes);
   for (llvm::StringRef line : llvm::split(llvm::StringRef(notes).rtrim(), '\n'))
     if (!line.empty())
       llvm::errs() << "tra-llama: " << line << "\n";

@@ -10,6 +10,7 @@
 #define TRA_TOOLS_TRA_LLAMA_DISTRIBUTED_H
 
 #include "tra/Engine/Generate.h"
+#include "tra/Frontend/Llama.h"
 
 #include "tra/Hardware/Hardware.h"
 #include "tra/Runtime/Llama.h"
@@ -23,12 +24,17 @@
 class DistributedModel {
 public:
   ~DistributedModel();
-  /// Prepares a run on `hw` (one MPI rank per device, CPU code for every
-  /// device; GPU devices need `emulate`) with `threads` threads per rank;
-  /// compiled programs are cached in `cacheDir` (none if empty).
+  /// Prepares a run on `hw` (one MPI rank per device: GPU code for GPUs,
+  /// or with `emulate` CPU code for every device) with `threads` threads
+  /// per rank; compiled programs are cached in `cacheDir` (none if empty).
+  /// The programs read the weights `weightDTypes` names in that 16-bit type
+  /// (buildLlamaModule), the others as f32.
   llvm::Error init(const ::tra::rt::LlamaParams &params,
                    const ::tra::hw::HardwareDescription &hw, int64_t threads,
-                   bool emulate, const std::string &cacheDir);
+                   bool emulate, const std::string &cacheDir,
+                   mlir::tra::LlamaWeightDTypes weightDTypes = {});
+  /// Whether the ranks run on GPUs.
+  bool onGpus() const { return cuda; }
   /// Plans @forward over `seq` tokens per step for the hardware and finds
   /// its library in the cache or compiles it.
   llvm::Error addProgram(mlir::MLIRContext &ctx, int64_t seq);
@@ -54,6 +60,8 @@ private:
   const ::tra::hw::HardwareDescription *hw = nullptr;
   std::string mpirun, worker, cacheDir, scratchDir;
   int64_t ranks = 0, threads = 1;
+  bool cuda = false;
+  mlir::tra::LlamaWeightDTypes dtypes;
   /// The library of each step length.
   std::vector<std::pair<int64_t, std::string>> programs;
 };

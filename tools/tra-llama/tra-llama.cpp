@@ -163,6 +163,23 @@ static cl::opt<bool> emulateOnCpu(
     cl::desc("run the plan for a --hw file with GPUs with CPU code, one MPI "
              "rank per device, on this machine"),
     cl::cat(getToolCategory()));
+enum class WeightDType { Auto, F32, Checkpoint };
+static cl::opt<WeightDType> weightDType(
+    "weight-dtype",
+    cl::desc("the element type of the weights in the model's programs"),
+    cl::init(WeightDType::Auto),
+    cl::values(
+        clEnumValN(WeightDType::Auto, "auto",
+                   "the checkpoint's on a GPU (16-bit weights stay 16-bit, "
+                   "multiplied in mixed precision), f32 on CPUs (default)"),
+        clEnumValN(WeightDType::F32, "f32",
+                   "f32: 16-bit weights are widened once, the whole model "
+                   "computes in f32"),
+        clEnumValN(WeightDType::Checkpoint, "checkpoint",
+                   "the checkpoint's: f16/bf16 weights stay 16-bit; a "
+                   "projection rounds its activations to the weight's type "
+                   "and accumulates in f32")),
+    cl::cat(getToolCategory()));
 static cl::opt<bool> noCache("no-cache",
                              cl::desc("compile without reading or writing "
                                       "the cache"),
@@ -220,9 +237,34 @@ static int fail(const llvm::Twine &message) {
   return 1;
 }
 
-static InterpTensor f32Tensor(MLIRContext &ctx, const rt::HostTensor &t) {
+/// Whether the model's programs read 16-bit weights 16-bit (--weight-dtype,
+/// or auto on a GPU).
+static bool keepSixteenBit(bool onGpu) {
+  return weightDType == WeightDType::Checkpoint ||
+         (weightDType == WeightDType::Auto && onGpu);
+}
+
+/// The weights that the model's programs read in a 16-bit checkpoint dtype
+/// (the checkpoint was loaded with keepSixteenBit).
+static LlamaWeightDTypes weightDTypesOf(const rt::LlamaCheckpoint &ckpt) {
+  LlamaWeightDTypes dtypes;
+  for (auto &[name, t] : ckpt.weights)
+    if (t.dtype() == rt::DType::F16 || t.dtype() == rt::DType::BF16)
+      dtypes[name] = t.dtype();
+  return dtypes;
+}
+
+/// The interpreter tensor of weight `t`, of element type f32 or, where
+/// `dtypes` says so, the checkpoint's 16-bit type (the values are exact).
+static InterpTensor weightTensor(MLIRContext &ctx, const std::string &name,
+                                 const rt::HostTensor &t,
+                                 const LlamaWeightDTypes &dtypes) {
   SmallVector<int64_t> shape(t.shape().begin(), t.shape().end());
-  InterpTensor r(Float32Type::get(&ctx), shape);
+  Type type = Float32Type::get(&ctx);
+  if (auto it = dtypes.find(name); it != dtypes.end())
+    type = it->second == rt::DType::BF16 ? Type(BFloat16Type::get(&ctx))
+                                         : Type(Float16Type::get(&ctx));
+  InterpTensor r(type, shape);
   for (int64_t i = 0; i < r.getNumElements(); ++i)
     r.data[i] = t.loadAsDouble(i);
   return r;
@@ -232,7 +274,8 @@ static int emit(MLIRContext &ctx, const rt::LlamaCheckpoint &ckpt) {
   if (seqLen < 1 || seqLen > ckpt.params.maxSeqLen)
     return fail("--seq " + llvm::Twine(int64_t(seqLen)) + " must be in [1, " +
                 llvm::Twine(ckpt.params.maxSeqLen) + "]");
-  OwningOpRef<ModuleOp> module = buildLlamaModule(&ctx, ckpt.params, seqLen);
+  OwningOpRef<ModuleOp> module =
+      buildLlamaModule(&ctx, ckpt.params, seqLen, weightDTypesOf(ckpt));
   if (failed(verify(*module)))
     return fail("internal error: the generated model does not verify");
   std::string error;
@@ -251,12 +294,14 @@ static llvm::Error
 addCompiledProgram(MLIRContext &ctx, ::tra::engine::LocalModel &model,
                    int64_t seq, int64_t threads, const std::string &cacheDir,
                    const std::string &keyExtra,
-                   ::tra::engine::GenerationConfig &config, bool cuda) {
+                   ::tra::engine::GenerationConfig &config, bool cuda,
+                   const LlamaWeightDTypes &weightDTypes) {
   std::string notes;
   llvm::raw_string_ostream notesStream(notes);
   auto start = std::chrono::steady_clock::now();
-  llvm::Expected<CompiledProgram> compiled = compileLlamaStep(
-      ctx, model.params(), seq, threads, cacheDir, keyExtra, notesStream, cuda);
+  llvm::Expected<CompiledProgram> compiled =
+      compileLlamaStep(ctx, model.params(), seq, threads, cacheDir, keyExtra,
+                       notesStream, cuda, weightDTypes);
   double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
           .count();
@@ -371,6 +416,30 @@ static std::string libraryCacheDirectory() {
   return cacheDir;
 }
 
+/// This machine's GPU (GPU 0), opened, for a run on `hw`'s GPUs; the error
+/// names what is missing and --emulate-on-cpu.
+static llvm::Expected<const ::tra::exec::Accelerator *>
+openGpu(const ::tra::hw::HardwareDescription &hw) {
+  std::string what = hw.numDevices() == 1
+                         ? hw.getName().str() + " is a GPU"
+                         : hw.getName().str() + " has " +
+                               std::to_string(hw.numDevices()) + " GPUs";
+#ifdef TRA_LLAMA_HAVE_CUDA
+  const ::tra::exec::Accelerator *accelerator = &::tra::cuda::getAccelerator();
+  if (rt::Status status = accelerator->initialize(); !status)
+    return llvm::createStringError(
+        what + "; running on " + (hw.numDevices() == 1 ? "it" : "them") +
+        " needs an NVIDIA GPU with a CUDA 13 driver: " + status.message() +
+        "; --emulate-on-cpu runs its plan with CPU code on this machine");
+  return accelerator;
+#else
+  return llvm::createStringError(
+      what + ", but this tra-llama was built without the CUDA runtime "
+             "(runtime/cuda needs the CUDA toolkit's headers); "
+             "--emulate-on-cpu runs its plan with CPU code");
+#endif
+}
+
 /// `run` on hardware with several devices: one MPI job for the whole
 /// generation (Distributed.h). Only the checkpoint's parameters are read
 /// here; every rank reads its own tiles of the weights.
@@ -387,7 +456,20 @@ static int runDistributed(MLIRContext &ctx,
   rt::LlamaParams p = *(*source)->llamaParams();
   if (llvm::Error e = applyMaxSeqLen(p))
     return fail(llvm::toString(std::move(e)));
-  // Every weight must be there with its shape before the ranks start.
+  // Every weight must be there with its shape before the ranks start; the
+  // ranks read 16-bit weights 16-bit on GPUs (--weight-dtype).
+  bool gpus = false;
+  for (unsigned d = 0; d < hw.numDevices(); ++d)
+    gpus |= hw.getDevice(d).kind == ::tra::hw::DeviceKind::GPU;
+  bool sixteenBit = keepSixteenBit(gpus && !emulateOnCpu);
+  // All ranks on this machine: its GPU driver is checked before anything
+  // is compiled (with a hostfile the GPUs are the hosts', which the ranks
+  // check).
+  if (gpus && !emulateOnCpu && hostfile.empty())
+    if (llvm::Expected<const ::tra::exec::Accelerator *> gpu = openGpu(hw);
+        !gpu)
+      return fail(llvm::toString(gpu.takeError()));
+  LlamaWeightDTypes dtypes;
   for (auto &[name, shape] : rt::llamaWeightShapes(p)) {
     const rt::TensorInfo *t = (*source)->find(name);
     if (!t)
@@ -396,6 +478,9 @@ static int runDistributed(MLIRContext &ctx,
       return fail(checkpointPath + ": tensor '" + name + "' is " +
                   rt::formatShape(t->shape) + ", the model's parameters say " +
                   rt::formatShape(shape));
+    if (sixteenBit &&
+        (t->dtype == rt::DType::F16 || t->dtype == rt::DType::BF16))
+      dtypes[name] = t->dtype;
   }
   std::optional<rt::Tokenizer> tokenizer;
   engine::GenerationConfig config;
@@ -426,8 +511,8 @@ static int runDistributed(MLIRContext &ctx,
   model.hostfile = hostfile;
   model.stepTimeout = stepTimeout;
   model.mpirunArgs.assign(mpirunArgs.begin(), mpirunArgs.end());
-  if (llvm::Error e =
-          model.init(p, hw, threads, emulateOnCpu, libraryCacheDirectory()))
+  if (llvm::Error e = model.init(p, hw, threads, emulateOnCpu,
+                                 libraryCacheDirectory(), std::move(dtypes)))
     return fail(llvm::toString(std::move(e)));
   SmallVector<int64_t> stepLengths = {1};
   if (config.oneStepPrefill && config.prompt.size() > 1)
@@ -461,9 +546,15 @@ static int run(MLIRContext &ctx, const rt::LlamaCheckpoint &ckpt,
   // tensors: the arguments in the order of @forward (tokens set per step).
   std::map<int64_t, OwningOpRef<ModuleOp>> modules;
   SmallVector<InterpTensor> args;
+  // One GPU: the steps are GPU programs, the weights and caches on the
+  // device (--emulate-on-cpu: CPU code).
+  bool cuda = engineKind == Engine::Compiled &&
+              hw.getDevice(0).kind == ::tra::hw::DeviceKind::GPU &&
+              !emulateOnCpu;
+  LlamaWeightDTypes dtypes = weightDTypesOf(ckpt);
   if (engineKind == Engine::Interpreter) {
     for (int64_t seq : stepLengths) {
-      modules[seq] = buildLlamaModule(&ctx, p, seq);
+      modules[seq] = buildLlamaModule(&ctx, p, seq, dtypes);
       if (failed(verify(*modules[seq])))
         return fail("internal error: the generated model does not verify");
     }
@@ -488,7 +579,7 @@ static int run(MLIRContext &ctx, const rt::LlamaCheckpoint &ckpt,
       return fail(checkpointPath + ": no tensor '" + name + "'");
     // Only the interpreter needs the weights as interpreter tensors.
     if (engineKind == Engine::Interpreter)
-      args.push_back(f32Tensor(ctx, *t));
+      args.push_back(weightTensor(ctx, name, *t, dtypes));
   }
 
   std::unique_ptr<::tra::engine::LocalModel> compiled;
@@ -496,30 +587,15 @@ static int run(MLIRContext &ctx, const rt::LlamaCheckpoint &ckpt,
     int64_t threads =
         numThreads > 0 ? int64_t(numThreads) : int64_t(hw.getDevice(0).cores);
     std::string cacheDir = libraryCacheDirectory();
-    // One GPU: the steps are GPU programs, the weights and caches on the
-    // device (--emulate-on-cpu: CPU code).
-    bool cuda =
-        hw.getDevice(0).kind == ::tra::hw::DeviceKind::GPU && !emulateOnCpu;
     const ::tra::exec::Accelerator *accelerator = nullptr;
     if (cuda) {
-#ifdef TRA_LLAMA_HAVE_CUDA
-      accelerator = &::tra::cuda::getAccelerator();
-      if (rt::Status status = accelerator->initialize(); !status)
-        return fail(hw.getName() +
-                    " is a GPU; running on it needs an NVIDIA GPU with a "
-                    "CUDA 13 driver: " +
-                    status.message() +
-                    "; --emulate-on-cpu runs its plan with CPU code on this "
-                    "machine");
+      llvm::Expected<const ::tra::exec::Accelerator *> gpu = openGpu(hw);
+      if (!gpu)
+        return fail(llvm::toString(gpu.takeError()));
+      accelerator = *gpu;
       llvm::errs() << "tra-llama: running on " << accelerator->describe()
                    << "\n";
       threads = 1;
-#else
-      return fail(hw.getName() +
-                  " is a GPU, but this tra-llama was built without the CUDA "
-                  "runtime (runtime/cuda needs the CUDA toolkit's headers); "
-                  "--emulate-on-cpu runs its plan with CPU code");
-#endif
     }
     compiled =
         std::make_unique<::tra::engine::LocalModel>(ckpt, threads, accelerator);
@@ -530,12 +606,14 @@ static int run(MLIRContext &ctx, const rt::LlamaCheckpoint &ckpt,
     for (int64_t seq : stepLengths)
       if (llvm::Error e =
               addCompiledProgram(ctx, *compiled, seq, threads, cacheDir,
-                                 hw.toJSONText(), config, cuda))
+                                 hw.toJSONText(), config, cuda, dtypes))
         return fail(llvm::toString(std::move(e)));
   } else {
     config.how = "reference interpreter";
     config.engine = "interpreter";
   }
+  if (!dtypes.empty())
+    config.how += ", 16-bit weights";
 
   // Runs one step over tokens[pos, pos + n); fills `logits` (n rows).
   auto step = [&](const std::vector<int64_t> &tokens, int64_t pos, int64_t n,
@@ -638,7 +716,12 @@ int main(int argc, char **argv) {
                   "rank each); " +
                   hw->getName().str() + " runs in this process");
   }
-  rt::Result<rt::LlamaCheckpoint> ckpt = engine::loadCheckpoint(checkpointPath);
+  // The steps run on a GPU for a one-GPU --hw (compiled, not emulated).
+  bool onGpu = command == "run" && engineKind == Engine::Compiled &&
+               hw->getDevice(0).kind == ::tra::hw::DeviceKind::GPU &&
+               !emulateOnCpu;
+  rt::Result<rt::LlamaCheckpoint> ckpt =
+      engine::loadCheckpoint(checkpointPath, keepSixteenBit(onGpu));
   if (!ckpt)
     return fail(ckpt.message());
   if (llvm::Error e = applyMaxSeqLen(ckpt->params))

@@ -17,6 +17,7 @@
 
 #include "tra/Exec/ABI.h"
 
+#include <cstdint>
 #include <cstring>
 
 #ifndef FAKE_SEQ
@@ -26,6 +27,11 @@
 // (whose device memory is host memory).
 #ifndef FAKE_DEVICE
 #define FAKE_DEVICE TRA_EXEC_HOST
+#endif
+// TRA_EXEC_BF16: the program reads the embedding in bf16 (a checkpoint's
+// 16-bit weight kept 16-bit).
+#ifndef FAKE_WEIGHT_DTYPE
+#define FAKE_WEIGHT_DTYPE TRA_EXEC_F32
 #endif
 
 namespace {
@@ -44,9 +50,9 @@ const TraExecTensorInfo inputs[] = {
     {"layers.0.k_cache", TRA_EXEC_F32, 3, cacheShape},
     {"layers.0.v_cache", TRA_EXEC_F32, 3, cacheShape},
 #ifdef FAKE_WEIGHT_NAME
-    {FAKE_WEIGHT_NAME, TRA_EXEC_F32, 2, embeddingShape},
+    {FAKE_WEIGHT_NAME, FAKE_WEIGHT_DTYPE, 2, embeddingShape},
 #else
-    {"tok_embeddings.weight", TRA_EXEC_F32, 2, embeddingShape},
+    {"tok_embeddings.weight", FAKE_WEIGHT_DTYPE, 2, embeddingShape},
 #endif
 };
 const TraExecTensorInfo outputs[] = {
@@ -63,6 +69,17 @@ const void *fakeLastEmbedding = nullptr;
 }
 
 namespace {
+/// Element `i` of the embedding, read in the program's dtype.
+float embeddingAt(const void *embedding, int64_t i) {
+  if (FAKE_WEIGHT_DTYPE == TRA_EXEC_BF16) {
+    uint32_t bits = uint32_t(static_cast<const uint16_t *>(embedding)[i]) << 16;
+    float value;
+    std::memcpy(&value, &bits, sizeof value);
+    return value;
+  }
+  return static_cast<const float *>(embedding)[i];
+}
+
 void run(void *const *buffers) {
   fakeLastEmbedding = buffers[6];
   const int64_t *tokens = static_cast<const int64_t *>(buffers[0]);
@@ -70,7 +87,7 @@ void run(void *const *buffers) {
   const float *cosTable = static_cast<const float *>(buffers[2]);
   const float *kIn = static_cast<const float *>(buffers[4]);
   const float *vIn = static_cast<const float *>(buffers[5]);
-  const float *embedding = static_cast<const float *>(buffers[6]);
+  const void *embedding = buffers[6];
   float *logits = static_cast<float *>(buffers[7]);
   float *kOut = static_cast<float *>(buffers[8]);
   float *vOut = static_cast<float *>(buffers[9]);
@@ -87,7 +104,7 @@ void run(void *const *buffers) {
       sum += kOut[t * 2];
     for (int64_t j = 0; j < kVocab; ++j)
       logits[i * kVocab + j] =
-          embedding[j * kDim] + sum + 100.0f * cosTable[pos + i];
+          embeddingAt(embedding, j * kDim) + sum + 100.0f * cosTable[pos + i];
   }
 }
 } // namespace

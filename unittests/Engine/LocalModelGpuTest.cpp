@@ -21,6 +21,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 
 using namespace tra;
 using namespace tra::engine;
@@ -71,6 +72,27 @@ TEST(LocalModelGpu, StepsOnDeviceBuffers) {
   ASSERT_TRUE(model.step(tokens, 3, 1, logits).ok());
   for (int j = 0; j < 5; ++j)
     EXPECT_NEAR(logits[j], expectedLogit(j, 4, 3), 1e-4);
+}
+
+TEST(LocalModelGpu, SixteenBitWeightsStaySixteenBitOnTheDevice) {
+  rt::LlamaCheckpoint ckpt = tinyCheckpoint(rt::DType::BF16);
+  const rt::HostTensor &embedding = ckpt.weights[0].second;
+  LocalModel model(ckpt, 1, &cuda::getAccelerator());
+  rt::Status added = model.addProgram(openStep(TRA_FAKE_GPU_STEP_BF16));
+  ASSERT_TRUE(added.ok()) << added.message();
+  std::vector<int64_t> tokens = {2};
+  std::vector<double> logits;
+  rt::Status step = model.step(tokens, 0, 1, logits);
+  ASSERT_TRUE(step.ok()) << step.message();
+  for (int j = 0; j < 5; ++j)
+    EXPECT_NEAR(logits[j], expectedLogit(j, 2, 0), 1e-4);
+  // The program read a device copy holding the checkpoint's bf16 bytes (the
+  // fake's device memory is host memory): 2 bytes per element, no f32.
+  const void *read = lastEmbedding(TRA_FAKE_GPU_STEP_BF16);
+  ASSERT_NE(read, nullptr);
+  EXPECT_NE(read, static_cast<const void *>(embedding.data()));
+  ASSERT_EQ(embedding.byteSize(), 5u * 4u * 2u);
+  EXPECT_EQ(std::memcmp(read, embedding.data(), embedding.byteSize()), 0);
 }
 
 TEST(LocalModelGpu, HostAndGpuProgramsDoNotMix) {

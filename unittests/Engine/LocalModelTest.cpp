@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include <dlfcn.h>
+
 #include <cmath>
 #include <cstdint>
 
@@ -70,6 +72,53 @@ TEST(LocalModel, SixteenBitWeightsAreConverted) {
   ASSERT_TRUE(model.step({2}, 0, 1, logits).ok());
   for (int j = 0; j < 5; ++j)
     EXPECT_NEAR(logits[j], expectedLogit(j, 2, 0), 1e-4);
+}
+
+/// The embedding buffer the last run of the step library at `path` read.
+const void *lastEmbedding(const char *path) {
+  void *handle = dlopen(path, RTLD_NOW | RTLD_NOLOAD);
+  if (!handle)
+    return nullptr;
+  auto **pointer =
+      static_cast<const void **>(dlsym(handle, "fakeLastEmbedding"));
+  return pointer ? *pointer : nullptr;
+}
+
+TEST(LocalModel, SixteenBitWeightsAreReadInPlaceByA16BitProgram) {
+  // The program reads the checkpoint's bf16 bytes themselves (0.5 * j +
+  // 1/64, exact in bf16), not a copy.
+  rt::LlamaCheckpoint ckpt = tinyCheckpoint(rt::DType::BF16);
+  std::vector<double> embedding(5 * 4, 0.0);
+  for (int j = 0; j < 5; ++j)
+    embedding[j * 4] = 0.5 * j + 1.0 / 64;
+  ckpt.weights[0].second =
+      rt::HostTensor::fromDoubles(rt::DType::BF16, {5, 4}, embedding);
+  LocalModel model(ckpt, 1);
+  rt::Status added = model.addProgram(openStep(TRA_FAKE_STEP_BF16));
+  ASSERT_TRUE(added.ok()) << added.message();
+  std::vector<double> logits;
+  ASSERT_TRUE(model.step({2}, 0, 1, logits).ok());
+  for (int j = 0; j < 5; ++j)
+    EXPECT_NEAR(logits[j], expectedLogit(j, 2, 0) + 1.0 / 64, 1e-4);
+  EXPECT_EQ(lastEmbedding(TRA_FAKE_STEP_BF16),
+            static_cast<const void *>(ckpt.weights[0].second.data()));
+}
+
+TEST(LocalModel, AWeightReadInAnotherDTypeIsRefused) {
+  for (rt::DType dtype : {rt::DType::F16, rt::DType::F32}) {
+    rt::LlamaCheckpoint ckpt = tinyCheckpoint(dtype);
+    LocalModel model(ckpt, 1);
+    rt::Status status = model.addProgram(openStep(TRA_FAKE_STEP_BF16));
+    ASSERT_FALSE(status.ok());
+    std::string expected =
+        "@forward reads 'tok_embeddings.weight' as "
+        "bf16[5, 4], but the checkpoint holds it as " +
+        std::string(dtype == rt::DType::F16 ? "f16" : "f32") + "[5, 4]";
+    EXPECT_NE(status.message().find(expected), std::string::npos)
+        << status.message();
+    EXPECT_EQ(status.message().rfind(TRA_FAKE_STEP_BF16, 0), 0u)
+        << status.message();
+  }
 }
 
 TEST(LocalModel, Errors) {

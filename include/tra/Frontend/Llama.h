@@ -14,6 +14,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -31,9 +32,18 @@ namespace tra {
 ///         layers.L.k_cache_out, layers.L.v_cache_out)
 ///
 /// Every argument and result carries its name in `tra.name`.
-OwningOpRef<ModuleOp> buildLlamaModule(MLIRContext *context,
-                                       const ::tra::rt::LlamaParams &params,
-                                       int64_t seqLen);
+///
+/// `weightDTypes` gives a weight's element type by name: f32 (also for a
+/// name it does not hold), f16 or bf16. A 16-bit weight stays 16-bit: a
+/// projection by it rounds its activations to the weight's type and
+/// multiplies in mixed precision (16-bit inputs, f32 accumulation and
+/// result, as a GPU's tensor cores do); an embedding row or a norm weight
+/// is widened exactly to f32 where it is used. The rest of the model
+/// computes in f32.
+using LlamaWeightDTypes = std::map<std::string, ::tra::rt::DType>;
+OwningOpRef<ModuleOp>
+buildLlamaModule(MLIRContext *context, const ::tra::rt::LlamaParams &params,
+                 int64_t seqLen, const LlamaWeightDTypes &weightDTypes = {});
 
 } // namespace tra
 } // namespace mlir

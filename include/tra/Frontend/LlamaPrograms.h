@@ -12,6 +12,7 @@
 #ifndef TRA_FRONTEND_LLAMAPROGRAMS_H
 #define TRA_FRONTEND_LLAMAPROGRAMS_H
 
+#include "tra/Frontend/Llama.h"
 #include "tra/Hardware/Hardware.h"
 #include "tra/Runtime/Llama.h"
 #include "tra/Target/LibraryCache.h"
@@ -27,22 +28,26 @@ namespace tra {
 /// `cacheDirectory`, none if empty; `keyExtra`, e.g. the hardware
 /// description, is part of the cache key). Cache notes go to `notes`. With
 /// `cuda` the step is a GPU program (for a LocalModel with an accelerator).
+/// `weightDTypes` are the weights' element types (buildLlamaModule).
 llvm::Expected<CompiledProgram>
 compileLlamaStep(MLIRContext &context, const ::tra::rt::LlamaParams &params,
                  int64_t seq, int64_t threads, StringRef cacheDirectory,
                  StringRef keyExtra, llvm::raw_ostream &notes,
-                 bool cuda = false);
+                 bool cuda = false, const LlamaWeightDTypes &weightDTypes = {});
 
 /// Builds @forward of `params` over `seq` tokens per step, plans it for
 /// `hardware` with the planning pipeline (plan::planModule) and finds its
 /// distributed library in `cacheDirectory` or compiles it there (into
 /// `scratchDirectory` without a usable cache; see
-/// findOrCompileDistributedLibrary). Every rank runs `threads` threads.
+/// findOrCompileDistributedLibrary). Every rank runs `threads` threads. With
+/// `cuda` every rank is a GPU program (one GPU each, moves through NCCL).
+/// `weightDTypes` are the weights' element types (buildLlamaModule).
 llvm::Expected<CachedLibrary> compileLlamaDistributedStep(
     MLIRContext &context, const ::tra::rt::LlamaParams &params, int64_t seq,
     const ::tra::hw::HardwareDescription &hardware, int64_t threads,
     StringRef cacheDirectory, StringRef scratchDirectory,
-    llvm::raw_ostream &notes);
+    llvm::raw_ostream &notes, bool cuda = false,
+    const LlamaWeightDTypes &weightDTypes = {});
 
 } // namespace tra
 } // namespace mlir

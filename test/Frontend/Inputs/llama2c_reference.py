@@ -62,9 +62,11 @@ def rope(x, pos, hd):
     return out
 
 
-def generate(cfg, w, steps, forced=None):
+def generate(cfg, w, steps, forced=None, act=lambda v: v):
     """Decodes `steps` positions from BOS, greedily or, with `forced`, feeding
-    the given ids instead; returns the ids and every step's logits."""
+    the given ids instead; returns the ids and every step's logits. `act` is
+    applied to the activations each weight matrix multiplies (the rounding
+    of a model whose 16-bit weights multiply 16-bit activations)."""
     d, hd, nh, nkv = cfg["dim"], cfg["hd"], cfg["heads"], cfg["kv_heads"]
     rep = nh // nkv
     kc = np.zeros((cfg["layers"], cfg["seq"], nkv, hd))
@@ -73,7 +75,7 @@ def generate(cfg, w, steps, forced=None):
     for pos in range(steps):
         x = w["emb"][tok].copy()
         for l in range(cfg["layers"]):
-            xn = rmsnorm(x, w["rms_att"][l])
+            xn = act(rmsnorm(x, w["rms_att"][l]))
             q = (w["wq"][l] @ xn).reshape(nh, hd)
             k = (w["wk"][l] @ xn).reshape(nkv, hd)
             v = (w["wv"][l] @ xn).reshape(nkv, hd)
@@ -86,11 +88,11 @@ def generate(cfg, w, steps, forced=None):
                 p = np.exp(s - s.max())
                 p /= p.sum()
                 out[h] = p @ vc[l, : pos + 1, h // rep]
-            x = x + w["wo"][l] @ out.reshape(d)
-            xn = rmsnorm(x, w["rms_ffn"][l])
+            x = x + w["wo"][l] @ act(out.reshape(d))
+            xn = act(rmsnorm(x, w["rms_ffn"][l]))
             a, b = w["w1"][l] @ xn, w["w3"][l] @ xn
-            x = x + w["w2"][l] @ (a / (1 + np.exp(-a)) * b)
-        logits = w["cls"] @ rmsnorm(x, w["rms_final"])
+            x = x + w["w2"][l] @ act(a / (1 + np.exp(-a)) * b)
+        logits = w["cls"] @ act(rmsnorm(x, w["rms_final"]))
         all_logits.append(logits)
         tok = int(np.argmax(logits)) if forced is None else int(forced[pos])
         ids.append(tok)

@@ -15,6 +15,10 @@
 // each token and sharing it with the others, and printing the ids or text
 // and the timings.
 //
+// GPU plans: each rank opens its GPU (the local rank's, or TRA_CUDA_DEVICE)
+// and connects it to the others' (NCCL) before it reads a weight; where that
+// fails, the lowest failing rank says why in one line and the job ends.
+//
 // Any failure aborts the whole job with a message naming the rank; a rank
 // that dies makes mpirun end the job, non-zero, naming the rank.
 //
@@ -25,7 +29,12 @@
 #include "tra/Engine/RankModel.h"
 #include "tra/Engine/Watchdog.h"
 #include "tra/Runtime/Mpi.h"
+#include "tra/Runtime/MpiCommunicator.h"
 #include "tra/Runtime/Tokenizer.h"
+
+#ifdef TRA_LLAMA_WORKER_HAVE_CUDA
+#include "tra/Cuda/Accelerator.h"
+#endif
 
 #include <chrono>
 #include <csignal>
@@ -62,6 +71,47 @@ std::optional<std::pair<int, int64_t>> testHook(const char *name) {
   return std::pair{rank, int64_t(pos)};
 }
 
+/// The lowest rank whose `ok` is false, or -1 (collective).
+int firstFailingRank(int rank, bool ok) {
+  int64_t value = ok ? INT64_MAX : rank;
+  tra_mpi_allreduce(&value, 1, TRA_MPI_I64, TRA_MPI_MIN, nullptr, 0);
+  return value == INT64_MAX ? -1 : int(value);
+}
+
+/// GPU plans: opens this rank's GPU and connects it with the others'.
+/// Returns the accelerator, or null after the lowest failing rank printed
+/// why (every rank returns null then).
+const exec::Accelerator *connectGpus(int rank, int64_t ranks) {
+  const exec::Accelerator *gpu = nullptr;
+  rt::Status status =
+      rt::Error{"this tra-llama-worker was built without the CUDA runtime "
+                "(runtime/cuda); --emulate-on-cpu runs the plan with CPU code"};
+#ifdef TRA_LLAMA_WORKER_HAVE_CUDA
+  gpu = &cuda::getAccelerator();
+  status = gpu->initialize();
+  if (!status)
+    status = rt::Error{"running on the GPUs needs an NVIDIA GPU with a CUDA "
+                       "13 driver: " +
+                       status.message() +
+                       "; --emulate-on-cpu runs the plan with CPU code"};
+#endif
+  auto report = [&](const std::string &what) {
+    if (int first = firstFailingRank(rank, bool(status)); first >= 0) {
+      if (rank == first)
+        std::fprintf(stderr, "%s: error: rank %d: %s%s\n", kTool, rank,
+                     what.c_str(), status.message().c_str());
+      return false;
+    }
+    return true;
+  };
+  if (!report(""))
+    return nullptr;
+  status = gpu->connect(mpi::getCommunicator(), int(ranks));
+  if (!report("connecting the GPUs of " + std::to_string(ranks) + " ranks: "))
+    return nullptr;
+  return gpu;
+}
+
 /// This process's rank as mpirun tells it, before MPI is initialized.
 int launcherRank() {
   const char *rank = std::getenv("OMPI_COMM_WORLD_RANK");
@@ -91,8 +141,20 @@ int main(int argc, char **argv) {
 
   tra_mpi_init(&argc, &argv, model.numRanks(), model.fingerprint(), kTool);
   int rank = tra_mpi_rank();
+  const exec::Accelerator *gpu = nullptr;
+  if (model.onGpu()) {
+    gpu = connectGpus(rank, model.numRanks());
+    if (!gpu) {
+      tra_mpi_finalize(0);
+      return 1;
+    }
+    if (rank == 0)
+      std::fprintf(stderr, "tra-llama: %lld ranks, rank 0 on %s\n",
+                   static_cast<long long>(model.numRanks()),
+                   gpu->describe().c_str());
+  }
   if (rt::Status status = model.init(rank, options->checkpoint,
-                                     options->maxSeqLen, options->threads);
+                                     options->maxSeqLen, options->threads, gpu);
       !status)
     fatal(status.message());
   const rt::LlamaParams &p = model.params();
@@ -100,8 +162,9 @@ int main(int argc, char **argv) {
   engine::GenerationConfig config = options->generation;
   config.vocabSize = p.vocabSize;
   config.oneStepPrefill = model.hasProgram(int64_t(config.prompt.size()));
-  config.how =
-      "compiled, " + std::to_string(model.numRanks()) + " MPI ranks in one job";
+  config.how = "compiled, " + std::to_string(model.numRanks()) +
+               " MPI ranks in one job" + (gpu ? ", one GPU each" : "") +
+               (model.sixteenBitWeights() ? ", 16-bit weights" : "");
   config.engine = "distributed";
   for (int64_t id : config.prompt)
     if (id >= p.vocabSize)
@@ -149,6 +212,8 @@ int main(int argc, char **argv) {
                  "tiles (%lld bytes between ranks)\n",
                  static_cast<long long>(model.cacheRelayouts),
                  static_cast<long long>(model.cacheBytesMoved));
+  if (gpu)
+    gpu->disconnect();
   tra_mpi_finalize(0);
   return 0;
 }

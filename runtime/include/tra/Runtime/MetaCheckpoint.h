@@ -129,8 +129,10 @@ public:
   /// Returns the whole logical weight `name`, converted to `dtype`.
   Result<HostTensor> read(std::string_view name,
                           DType dtype = DType::F32) const;
-  /// Reads every weight, converted to `dtype`: for small models, or tests.
-  Result<LlamaCheckpoint> loadAll(DType dtype = DType::F32) const;
+  /// Reads every weight, converted to `dtype` (none: in the dtype the
+  /// shards store): for small models, or tests.
+  Result<LlamaCheckpoint>
+  loadAll(std::optional<DType> dtype = DType::F32) const;
 
 private:
   MetaCheckpoint() = default;

@@ -37,9 +37,11 @@ namespace tra::engine {
 class LocalModel {
 public:
   /// Prepares a model over `checkpoint`'s weights, which must outlive it:
-  /// f32 weights are used in place (brought into memory now rather than
-  /// page by page in the first step), others converted to f32 once. Its
-  /// programs run on `threads` threads (at least 1).
+  /// they are used in place (brought into memory now rather than page by
+  /// page in the first step) by programs that read them in their checkpoint
+  /// dtype (f32, or 16-bit: built with those LlamaWeightDTypes); a program
+  /// built for f32 weights reads a 16-bit one from an f32 copy made once.
+  /// Its programs run on `threads` threads (at least 1).
   LocalModel(const rt::LlamaCheckpoint &checkpoint, int64_t threads,
              const exec::Accelerator *accelerator = nullptr);
   ~LocalModel();
@@ -79,10 +81,6 @@ private:
     /// (buffer slot, cache index 2 * layer + (k ? 0 : 1)).
     std::vector<std::pair<size_t, int64_t>> cacheInputs, cacheOutputs;
   };
-  struct Weight {
-    const rt::HostTensor *tensor;
-    const void *data;
-  };
 
   rt::Status bind(Program &program);
   /// GPU: a device buffer of `bytes` (freed with the model), holding a copy
@@ -90,13 +88,18 @@ private:
   rt::Result<void *> deviceBuffer(const void *host, size_t bytes);
   /// GPU: the rotary tables and both cache sets on the device (once).
   rt::Status prepareDevice();
-  /// GPU: the device copy of weight `name` (made on first use).
-  rt::Result<void *> deviceWeight(const std::string &name);
+  /// Host: weight `name` in its dtype, or (`widen`) as f32, converted once.
+  const void *hostWeight(const rt::HostTensor &weight, const std::string &name,
+                         bool widen);
+  /// GPU: the device copy of weight `name` in its dtype or (`widen`) as f32
+  /// (made on first use).
+  rt::Result<void *> deviceWeight(const rt::HostTensor &weight,
+                                  const std::string &name, bool widen);
 
   rt::LlamaParams p;
   int64_t threads = 1;
   std::vector<float> cosTable, sinTable;
-  std::map<std::string, Weight> weights;
+  std::map<std::string, const rt::HostTensor *> weights;
   std::map<std::string, std::vector<float>> converted;
   /// Two sets of 2 * nLayers caches; set `parity` holds the current ones.
   std::array<std::vector<std::vector<float>>, 2> caches;
@@ -107,7 +110,7 @@ private:
   bool devicePrepared = false;
   void *deviceCos = nullptr, *deviceSin = nullptr;
   std::array<std::vector<void *>, 2> deviceCaches;
-  std::map<std::string, void *> deviceWeights;
+  std::map<std::pair<std::string, bool>, void *> deviceWeights;
   std::vector<void *> deviceAllocations;
 };
 

@@ -17,6 +17,13 @@
 //    program's output tiles, else moved between ranks (Redistribute.h);
 //  - gathers the logits tiles on rank 0.
 //
+// With an accelerator (runtime/cuda's, one GPU per rank, connected to the
+// other ranks' by the caller) the programs are GPU programs: the weight
+// tiles (in the dtype the programs read them: 16-bit weights stay 16-bit),
+// the rotary tiles and the KV-cache tiles live in device memory; a step
+// copies its tokens and position there and its logits tile back. KV-cache
+// tiles that change rank between programs go through host memory.
+//
 // Needs the MPI runtime (runtime/mpi); no MLIR dependency.
 //
 //===----------------------------------------------------------------------===//
@@ -25,6 +32,7 @@
 #define TRA_ENGINE_RANKMODEL_H
 
 #include "tra/Engine/TileLayout.h"
+#include "tra/Exec/Driver.h"
 #include "tra/Exec/Library.h"
 #include "tra/Runtime/Llama.h"
 #include "tra/Runtime/Tensor.h"
@@ -45,11 +53,20 @@ public:
   static rt::Result<std::unique_ptr<RankModel>>
   load(const std::vector<std::string> &programPaths);
 
+  ~RankModel();
+  RankModel(const RankModel &) = delete;
+  RankModel &operator=(const RankModel &) = delete;
+  /// Whether the programs are GPU programs (each rank needs a GPU).
+  bool onGpu() const { return gpuPrograms; }
+  /// Whether a program reads a weight in a 16-bit type (after init).
+  bool sixteenBitWeights() const { return anySixteenBit; }
   /// Opens `checkpoint` and reads rank `rank`'s tiles of every program;
   /// `maxSeqLen` (if > 0) shortens the model's KV caches as the programs
   /// were built; `threads` (if > 0) overrides the programs' thread count.
+  /// GPU programs need `accelerator` (initialized: this rank's GPU).
   rt::Status init(int rank, const std::string &checkpoint, int64_t maxSeqLen,
-                  int64_t threads);
+                  int64_t threads,
+                  const exec::Accelerator *accelerator = nullptr);
 
   /// The number of ranks of the programs.
   int64_t numRanks() const { return ranks; }
@@ -87,17 +104,36 @@ private:
     Layout logits;
     std::optional<size_t> logitsSlot;
     std::vector<rt::HostTensor> ownBuffers;
+    /// GPU: the host copy of each slot the step fills or reads back
+    /// (tokens, positions, logits), by slot, and its bytes.
+    std::map<size_t, std::pair<void *, size_t>> hostCopies;
   };
   /// One KV cache: this rank's tile in `layout` (null before the first
   /// step: all zeros) and a spare buffer for the next step's output.
   struct Cache {
     const Layout *layout = nullptr;
     rt::HostTensor tile, spare;
+    /// GPU: the tiles in device memory, and their bytes.
+    void *deviceTile = nullptr, *deviceSpare = nullptr;
+    size_t tileBytes = 0, spareBytes = 0;
   };
 
   RankModel() = default;
   rt::Status bindLayouts(Step &step);
   rt::Status bindBuffers(Step &step, int64_t threads);
+  /// GPU: moves `step`'s buffers to the device.
+  rt::Status placeOnDevice(Step &step);
+  /// Binds the KV-cache tiles of `step` (host or device), moving tiles
+  /// between ranks where the layout changes; `inputs` / `deviceInputs`
+  /// receive this step's input tiles (host / GPU).
+  rt::Status bindCaches(Step &step, std::vector<rt::HostTensor> &inputs,
+                        std::vector<std::pair<void *, size_t>> &deviceInputs);
+  /// Rank 0 receives every logits row of `step` (n tokens) in `logits`.
+  rt::Status gatherLogits(Step &step, int64_t n, std::vector<double> &logits);
+  /// GPU: a device buffer of `bytes` (freed with the model or by release),
+  /// holding a copy of `host`, or zeros if it is null.
+  rt::Result<void *> deviceBuffer(const void *host, size_t bytes);
+  void release(void *pointer);
 
   int me = 0;
   int64_t ranks = 0;
@@ -109,6 +145,11 @@ private:
   std::vector<float> cosTable, sinTable;
   std::map<std::string, rt::HostTensor> weights;
   std::vector<Cache> caches;
+  bool gpuPrograms = false, anySixteenBit = false;
+  const exec::Accelerator *accelerator = nullptr;
+  /// GPU: the device copies of `weights`, by the same keys.
+  std::map<std::string, void *> deviceWeights;
+  std::vector<void *> deviceAllocations;
 };
 
 } // namespace tra::engine

@@ -6,7 +6,8 @@
 //   inputs   tokens i64[seq], pos i64[], freqs_cos / freqs_sin
 //            f32[max_seq_len, head_dim / 2], layers.L.k_cache /
 //            layers.L.v_cache f32[max_seq_len, n_kv_heads, head_dim], and
-//            every weight under its checkpoint name;
+//            every weight under its checkpoint name (f32, or f16/bf16
+//            where the program keeps the checkpoint's 16-bit weights);
 //   outputs  logits f32[seq, vocab], layers.L.k_cache_out /
 //            layers.L.v_cache_out.
 //
@@ -21,6 +22,7 @@
 #include "tra/Runtime/Llama.h"
 
 #include <cstdint>
+#include <optional>
 #include <string_view>
 #include <vector>
 
@@ -54,6 +56,13 @@ StepTensorRole classifyStepOutput(std::string_view name, int64_t layers);
 std::vector<int64_t> cacheShape(const rt::LlamaParams &p);
 /// The shape of each rotary table: [max_seq_len, head_dim / 2].
 std::vector<int64_t> ropeTableShape(const rt::LlamaParams &p);
+
+/// The ABI element type (TraExecDType) of a weight of `dtype`: f32, f16 or
+/// bf16, else -1.
+int64_t weightABIType(rt::DType dtype);
+/// The runtime dtype of a weight the program reads as ABI type `abi`, if it
+/// is one a weight may have (f32, f16, bf16).
+std::optional<rt::DType> weightDType(int64_t abi);
 
 } // namespace tra::engine
 
