@@ -140,8 +140,7 @@ rt::Result<WorkerOptions> WorkerOptions::parse(int argc, char **argv) {
   if (o.checkpoint.empty() || o.programs.empty() || g.prompt.empty() ||
       g.steps < int64_t(g.prompt.size()))
     return rt::Error{"needs --checkpoint, --program, --prompt-ids and "
-                     "--steps (at least the prompt's length); tra-llama run "
-                     "starts this program"};
+                     "--steps (at least the prompt's length)"};
   return o;
 }
 
