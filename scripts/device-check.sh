@@ -17,7 +17,14 @@
 #   2. stories260K greedy decoding, one step program call per token, against
 #      the ids of `tra-llama run` here;
 #   3. a bf16 matmul 8192^3 compiled by tra-compile against torch.matmul
-#      (cuBLAS) in the same run: the ratio of their times.
+#      (cuBLAS) in the same run: the ratio of their times;
+#   4. the engine on the GPU (tra-generate: LocalModel with the weights and
+#      KV caches in device memory): stories260K's greedy ids against the
+#      CPU's, and a random bf16 LLaMA of 1.1B parameters (TinyLlama's shape,
+#      its weights written there by PyTorch, 16-bit on the GPU): the decode
+#      rate against the HBM roofline (weight bytes x tokens/s / measured
+#      copy bandwidth) and, with a 512-token prefill, both against PyTorch
+#      eager on the same weights (scripts/device/llama_bf16.py).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -26,8 +33,8 @@ BIN="$ROOT/build/bin"
 HW="$ROOT/hw/gpu-1.json"
 MODELS="$ROOT/../shared/models"
 PY=/usr/bin/python3
-if [[ ! -x "$BIN/tra-compile" || ! -f "$ROOT/build/lib/libtra_cuda.so" ]]; then
-  echo "device-check: build first (scripts/setup.sh); no $BIN/tra-compile or libtra_cuda.so" >&2
+if [[ ! -x "$BIN/tra-compile" || ! -x "$BIN/tra-generate" || ! -f "$ROOT/build/lib/libtra_cuda.so" ]]; then
+  echo "device-check: build first (scripts/setup.sh); no $BIN/tra-compile, tra-generate or libtra_cuda.so" >&2
   exit 1
 fi
 rm -rf "$OUT"
@@ -80,6 +87,27 @@ if [[ "$(cat "$S/cpu_ids.txt")" != "$(tr -s ' \n' ' ' < "$S/tra-llama_ids.txt" |
 fi
 rm -f "$S/decode-cpu"
 
+# 4. The engine on the GPU: tra-generate (no LLVM/MLIR) and step libraries
+# for gpu-1: stories260K's prefill (3 tokens) and decode steps, and the
+# 1.1B bf16 model's 512-token prefill and decode steps (compiled from a
+# checkpoint whose weights are a hole: the steps depend only on the shapes
+# and dtypes; the GPU machine writes real random weights).
+cp "$BIN/tra-generate" "$OUT/"
+"$BIN/tra-llama" emit --checkpoint "$MODELS/stories260K.bin" --seq 3 -o "$S/prefill.mlir"
+"$BIN/tra-compile" "$S/decode.mlir" --entry forward --hw "$HW" --emit=lib -o "$OUT/lib/stories_decode"
+"$BIN/tra-compile" "$S/prefill.mlir" --entry forward --hw "$HW" --emit=lib -o "$OUT/lib/stories_prefill"
+L="$(mktemp -d)"
+trap 'rm -rf "$L"' EXIT
+$PY scripts/device/llama_bf16.py hf-sparse "$L/hf"
+"$BIN/tra-llama" emit --checkpoint "$L/hf" --weight-dtype=checkpoint --seq 1 -o "$L/decode.mlir"
+"$BIN/tra-llama" emit --checkpoint "$L/hf" --weight-dtype=checkpoint --seq 512 -o "$L/prefill.mlir"
+"$BIN/tra-compile" "$L/decode.mlir" --entry forward --hw "$HW" --emit=lib -o "$OUT/lib/llama1b_decode"
+"$BIN/tra-compile" "$L/prefill.mlir" --entry forward --hw "$HW" --emit=lib -o "$OUT/lib/llama1b_prefill"
+rm -rf "$L"
+# Beside libtra_cuda.so, which they and tra-generate find through $ORIGIN.
+mv "$OUT"/lib/*.so "$OUT/"
+rm -f "$OUT"/lib/*.o "$OUT"/lib/*.h
+
 # 3. A bf16 matmul 8192^3.
 cat > "$OUT/ref/matmul_bf16.mlir" <<'MLIR'
 func.func @main(%a: tensor<8192x8192xbf16> {tra.name = "a"}, %b: tensor<8192x8192xbf16> {tra.name = "b"})
@@ -97,7 +125,7 @@ for lib in libstdc++.so.6 libgcc_s.so.1; do
   path=$(ldd "$OUT/block" | awk -v l="$lib" '$1 == l {print $3}')
   [[ -n "$path" ]] && cp -L "$path" "$OUT/fallback/"
 done
-cp scripts/device/run.sh scripts/device/check.py "$OUT/"
+cp scripts/device/run.sh scripts/device/check.py scripts/device/llama_bf16.py "$OUT/"
 rmdir "$OUT/lib"
 
 size=$(du -sb "$OUT" | cut -f1)

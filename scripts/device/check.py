@@ -41,10 +41,26 @@ def dry_run():
         ok = (proc.returncode == 1 and len(lines) == 1 and
               "needs an NVIDIA GPU" in lines[0] and "--emulate-on-cpu" in lines[0])
         report(f"dry-run {program}", ok, lines[0] if lines else f"exit {proc.returncode}")
+    # The engine: every step library loads, and without a GPU tra-generate
+    # refuses in one line.
+    for steps in [["stories_decode.so", "stories_prefill.so"],
+                  ["llama1b_decode.so", "llama1b_prefill.so"]]:
+        args = ["tra-generate", "--checkpoint", f"{REF}/stories/stories260K.bin",
+                "--prompt-ids", "1", "--steps", "2"]
+        for lib in steps:
+            args += ["--program", os.path.join(HERE, lib)]
+        proc, _ = run(args, env)
+        lines = proc.stderr.strip().splitlines()
+        ok = (proc.returncode == 1 and len(lines) == 1 and
+              "needs an NVIDIA GPU" in lines[0])
+        report(f"dry-run tra-generate {steps[0]}", ok,
+               lines[0] if lines else f"exit {proc.returncode}")
     for name in ["x.npy", "cpu_out.npy", "weights.safetensors",
                  "stories/stories260K.bin", "stories/cpu_ids.txt",
                  "stories/freqs_cos.npy", "stories/freqs_sin.npy"]:
         report(f"dry-run ref/{name}", os.path.exists(os.path.join(REF, name)), "present")
+    report("dry-run llama_bf16.py", os.path.exists(os.path.join(HERE, "llama_bf16.py")),
+           "present")
 
 
 def check_block():
@@ -155,6 +171,88 @@ def check_matmul():
            f"ratio {torch_ms / tra_ms:.2f}x, max relative error {err:.2e}")
 
 
+def check_engine_stories(steps):
+    """tra-generate on the GPU (LocalModel, weights and caches on the
+    device): stories260K's greedy ids from BOS, and with a 3-token prefill."""
+    want = open(f"{REF}/stories/cpu_ids.txt").read().split()[:steps]
+    proc, seconds = run(["tra-generate", "--checkpoint", f"{REF}/stories/stories260K.bin",
+                         "--program", os.path.join(HERE, "stories_decode.so"),
+                         "--program", os.path.join(HERE, "stories_prefill.so"),
+                         "--prompt-ids", "1", "--steps", str(steps), "--print-ids"])
+    ids = proc.stdout.split()
+    report("engine on the GPU: stories260K greedy ids vs CPU",
+           proc.returncode == 0 and ids == want,
+           f"{' '.join(ids[:10])} ...; CPU {' '.join(want[:10])} ...; "
+           f"{seconds:.2f} s; {proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else ''}")
+    # A 3-token prompt (the model's own first ids) through the prefill step.
+    prompt = ["1"] + want[:2]
+    proc, _ = run(["tra-generate", "--checkpoint", f"{REF}/stories/stories260K.bin",
+                   "--program", os.path.join(HERE, "stories_decode.so"),
+                   "--program", os.path.join(HERE, "stories_prefill.so"),
+                   "--prompt-ids", ",".join(prompt), "--steps", str(steps), "--print-ids"])
+    ids = proc.stdout.split()
+    report("engine on the GPU: stories260K after a 3-token prefill vs CPU",
+           proc.returncode == 0 and ids == want[2:],
+           f"{' '.join(ids[:8])} ...; {proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else ''}")
+
+
+def check_llama_bf16(prompt_len=512, decode=64):
+    """The 1.1B bf16 model: tra-generate's prefill and decode rates on the
+    GPU against the HBM roofline and PyTorch eager on the same weights."""
+    import json
+    py = sys.executable
+    with tempfile.TemporaryDirectory() as tmp:
+        ckpt = os.path.join(tmp, "llama1b")
+        made = subprocess.run([py, os.path.join(HERE, "llama_bf16.py"), "meta", ckpt],
+                              capture_output=True, text=True)
+        if made.returncode:
+            report("bf16 1.1B model", False, made.stderr.strip()[-400:])
+            return
+        vocab = 32000
+        prompt = [1] + [(7 * i + 3) % vocab for i in range(1, prompt_len)]
+        bench = os.path.join(tmp, "tra.json")
+        proc, _ = run(["tra-generate", "--checkpoint", ckpt,
+                       "--program", os.path.join(HERE, "llama1b_decode.so"),
+                       "--program", os.path.join(HERE, "llama1b_prefill.so"),
+                       "--prompt-ids", ",".join(map(str, prompt)),
+                       "--steps", str(prompt_len + decode), "--print-ids",
+                       "--warmup", "--bench-json", bench])
+        if proc.returncode:
+            report("bf16 1.1B model on tra-generate", False, proc.stderr.strip()[-400:])
+            return
+        tra = json.load(open(bench))
+        tra_ids = proc.stdout.split()
+        ref = os.path.join(tmp, "torch.json")
+        base = subprocess.run([py, os.path.join(HERE, "llama_bf16.py"), "torch", ckpt,
+                               str(prompt_len), str(decode), ref],
+                              capture_output=True, text=True)
+        if base.returncode:
+            report("bf16 1.1B model on PyTorch eager", False, base.stderr.strip()[-400:])
+            return
+        torch_result = json.load(open(ref))
+    same = 0
+    for a, b in zip(tra_ids, map(str, torch_result["ids"])):
+        if a != b:
+            break
+        same += 1
+    decode_rate = tra["decode_tokens_per_s"]
+    roofline = torch_result["weight_bytes"] * decode_rate / torch_result["copy_bytes_per_s"]
+    ratio = decode_rate / torch_result["decode_tokens_per_s"]
+    report("bf16 1.1B decode: HBM roofline and vs PyTorch eager",
+           roofline >= 0.8 and ratio >= 1.5,
+           f"tra {decode_rate:.1f} tok/s = {100 * roofline:.0f}% of "
+           f"{torch_result['weight_bytes'] / 1e9:.2f} GB x tok/s at "
+           f"{torch_result['copy_bytes_per_s'] / 1e9:.0f} GB/s copy bandwidth; "
+           f"PyTorch eager {torch_result['decode_tokens_per_s']:.1f} tok/s, ratio {ratio:.2f}x "
+           f"(need 80% and 1.5x); first {same} greedy ids equal")
+    prefill = tra["prefill_tokens_per_s"]
+    report(f"bf16 1.1B prefill of {prompt_len} tokens vs PyTorch eager",
+           prefill / torch_result["prefill_tokens_per_s"] >= 1.0,
+           f"tra {prefill:.0f} tok/s, PyTorch eager "
+           f"{torch_result['prefill_tokens_per_s']:.0f} tok/s, ratio "
+           f"{prefill / torch_result['prefill_tokens_per_s']:.2f}x (need 1.0x)")
+
+
 def main():
     if len(sys.argv) == 3 and sys.argv[1] == "reference":
         # Here, on the CPU: the ids the GPU must give, by the same loop.
@@ -165,7 +263,8 @@ def main():
     if DRY:
         dry_run()
     else:
-        for check in [check_block, lambda: check_stories(32), check_matmul]:
+        for check in [check_block, lambda: check_stories(32), check_matmul,
+                      lambda: check_engine_stories(32), check_llama_bf16]:
             try:
                 check()
             except Exception as e:  # a broken check is a failed check
