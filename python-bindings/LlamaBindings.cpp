@@ -3,7 +3,9 @@
 // `tra.Llama(checkpoint, hw="local")` loads a LLaMA checkpoint, compiles its
 // step programs for the hardware (one device; through the library cache)
 // and runs them in this process with the engine (runtime/engine's
-// LocalModel and generation loop), exactly as `tra-llama run` does.
+// LocalModel and generation loop), exactly as `tra-llama run` does: on a
+// GPU (hw/gpu-1.json, or "local" on a machine with one) with the weights
+// and KV caches in device memory, 16-bit weights 16-bit (weight_dtype).
 //
 //===----------------------------------------------------------------------===//
 
@@ -17,6 +19,10 @@
 
 #include "mlir/IR/MLIRContext.h"
 #include "llvm/Support/raw_ostream.h"
+
+#ifdef TRA_PYTHON_HAVE_CUDA
+#include "tra/Cuda/Accelerator.h"
+#endif
 
 #include <pybind11/numpy.h>
 #include <pybind11/stl.h>
@@ -32,7 +38,12 @@ namespace {
 class Llama {
 public:
   Llama(const std::string &checkpoint, const std::string &hw, int64_t threads,
-        std::optional<std::string> cacheDir, int64_t maxSeqLen) {
+        std::optional<std::string> cacheDir, int64_t maxSeqLen,
+        bool emulateOnCpu, const std::string &weightDType) {
+    if (weightDType != "auto" && weightDType != "f32" &&
+        weightDType != "checkpoint")
+      throw py::value_error("weight_dtype '" + weightDType +
+                            "' is not auto, f32 or checkpoint");
     llvm::Expected<::tra::hw::HardwareDescription> hardware =
         ::tra::hw::loadHardware(hw);
     if (!hardware)
@@ -50,7 +61,32 @@ public:
                         : std::max<int64_t>(1, hardware->getDevice(0).cores);
     cacheDirectory =
         cacheDir ? *cacheDir : mlir::tra::getDefaultLibraryCacheDirectory();
-    rt::Result<rt::LlamaCheckpoint> loaded = engine::loadCheckpoint(checkpoint);
+    // A GPU: the steps are GPU programs (emulate_on_cpu: CPU code).
+    cuda = hardware->getDevice(0).kind == ::tra::hw::DeviceKind::GPU &&
+           !emulateOnCpu;
+    const ::tra::exec::Accelerator *accelerator = nullptr;
+    if (cuda) {
+#ifdef TRA_PYTHON_HAVE_CUDA
+      accelerator = &::tra::cuda::getAccelerator();
+      if (rt::Status status = accelerator->initialize(); !status)
+        throw py::value_error(
+            hardware->getName().str() +
+            " is a GPU; running on it needs an NVIDIA GPU with a CUDA 13 "
+            "driver: " +
+            status.message() +
+            "; emulate_on_cpu=True runs its plan with CPU code here");
+      this->threads = 1;
+#else
+      throw py::value_error(
+          hardware->getName().str() +
+          " is a GPU, but this tra was built without the CUDA runtime "
+          "(runtime/cuda); emulate_on_cpu=True runs its plan with CPU code");
+#endif
+    }
+    bool keepSixteenBit =
+        weightDType == "checkpoint" || (weightDType == "auto" && cuda);
+    rt::Result<rt::LlamaCheckpoint> loaded =
+        engine::loadCheckpoint(checkpoint, keepSixteenBit);
     if (!loaded)
       throw py::value_error(loaded.message());
     ckpt = std::move(*loaded);
@@ -63,7 +99,11 @@ public:
     for (auto &[name, shape] : rt::llamaWeightShapes(ckpt.params))
       if (!ckpt.find(name))
         throw py::value_error(checkpoint + ": no tensor '" + name + "'");
-    model = std::make_unique<engine::LocalModel>(ckpt, this->threads);
+    for (auto &[name, weight] : ckpt.weights)
+      if (weight.dtype() == rt::DType::F16 || weight.dtype() == rt::DType::BF16)
+        weightDTypes[name] = weight.dtype();
+    model =
+        std::make_unique<engine::LocalModel>(ckpt, this->threads, accelerator);
     model->allRows = false;
     addProgram(1);
   }
@@ -80,6 +120,8 @@ public:
     d["max_seq_len"] = p.maxSeqLen;
     d["norm_eps"] = p.normEps;
     d["shared_classifier"] = p.sharedClassifier;
+    d["on_gpu"] = cuda;
+    d["sixteen_bit_weights"] = !weightDTypes.empty();
     return d;
   }
 
@@ -175,7 +217,8 @@ private:
     llvm::raw_string_ostream notesStream(notes);
     llvm::Expected<mlir::tra::CompiledProgram> compiled =
         mlir::tra::compileLlamaStep(context, ckpt.params, seq, threads,
-                                    cacheDirectory, hwText, notesStream);
+                                    cacheDirectory, hwText, notesStream, cuda,
+                                    weightDTypes);
     if (!compiled)
       throw py::value_error(llvm::toString(compiled.takeError()));
     if (rt::Status status = model->addProgram(std::move(compiled->program));
@@ -188,6 +231,8 @@ private:
   std::unique_ptr<engine::LocalModel> model;
   std::string hwText, cacheDirectory;
   int64_t threads = 1;
+  bool cuda = false;
+  mlir::tra::LlamaWeightDTypes weightDTypes;
   py::dict timings;
 };
 
@@ -198,14 +243,18 @@ void registerLlama(py::module_ &m) {
                     "A LLaMA checkpoint compiled for one device and run in "
                     "this process by tra's engine")
       .def(py::init<const std::string &, const std::string &, int64_t,
-                    std::optional<std::string>, int64_t>(),
+                    std::optional<std::string>, int64_t, bool,
+                    const std::string &>(),
            py::arg("checkpoint"), py::arg("hw") = "local",
            py::arg("threads") = 0, py::arg("cache_dir") = py::none(),
-           py::arg("max_seq_len") = 0,
+           py::arg("max_seq_len") = 0, py::arg("emulate_on_cpu") = false,
+           py::arg("weight_dtype") = "auto",
            "load a llama2.c .bin file or a Meta checkpoint directory and "
            "compile its decoding step for `hw` (\"local\" or a hardware "
-           "file with one device); cache_dir \"\" compiles without the "
-           "library cache")
+           "file with one device: on a GPU its steps run there, unless "
+           "emulate_on_cpu); cache_dir \"\" compiles without the library "
+           "cache; weight_dtype \"auto\" keeps 16-bit weights 16-bit on a "
+           "GPU, \"checkpoint\" everywhere, \"f32\" nowhere")
       .def_property_readonly("params", &Llama::params,
                              "the model's hyper-parameters")
       .def("generate", &Llama::generate,

@@ -89,6 +89,13 @@ if (config.cuda_runtime == "ON" and config.cuda_toolkit and
             ("%fake_cuda", "env TRA_CUDA_DRIVER=%s TRA_CUBLAS=%s TRA_NCCL=%s"
              % (config.fake_cuda_driver, config.fake_cublas,
                 config.fake_nccl)))
+        # DRIVER:CUBLAS, for tests that start processes of their own.
+        config.substitutions.append(
+            ("%cuda_fake_libs", "%s:%s" % (config.fake_cuda_driver,
+                                           config.fake_cublas)))
+# Without the fake driver the tests that use it skip (an empty value).
+if "fake-cuda" not in config.available_features:
+    config.substitutions.append(("%cuda_fake_libs", ""))
 
 
 def _has_cuda_device():

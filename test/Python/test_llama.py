@@ -121,3 +121,59 @@ def test_bad_construction(tmp_path):
     with pytest.raises(ValueError) as info:
         tra.Llama(MODEL, max_seq_len=513)
     assert "max_seq_len 513" in str(info.value)
+
+
+GPU1 = os.path.join(os.path.dirname(__file__), "..", "..", "hw", "gpu-1.json")
+
+
+def run_python(code, **env):
+    """`code` in a fresh interpreter (the CUDA runtime reads its
+    environment once per process); returns its stdout and stderr."""
+    import subprocess
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True,
+                          text=True, env=dict(os.environ, **env))
+    return proc.stdout + proc.stderr
+
+
+def test_gpu_without_a_gpu_names_what_is_missing():
+    out = run_python(
+        "import tra\n"
+        "try:\n"
+        f"    tra.Llama({MODEL!r}, hw={GPU1!r}, cache_dir='')\n"
+        "except ValueError as e:\n"
+        "    print('ValueError:', e)\n",
+        TRA_CUDA_DRIVER="/nonexistent/libcuda.so.1")
+    assert "ValueError: gpu-1 is a GPU; running on it needs an NVIDIA GPU" in out
+    assert "emulate_on_cpu=True" in out
+
+
+@pytest.mark.skipif(not os.environ.get("TRA_FAKE_CUDA"),
+                    reason="no fake CUDA driver (TRA_FAKE_CUDA)")
+def test_gpu_steps_on_the_fake_driver(cache_dir):
+    # The fake driver loads no real kernels: the GPU step compiles and gets
+    # its device buffers (weights, caches), the first launch is refused.
+    driver, cublas = os.environ["TRA_FAKE_CUDA"].split(":")
+    out = run_python(
+        "import tra\n"
+        f"llm = tra.Llama({MODEL!r}, hw={GPU1!r}, cache_dir={cache_dir!r}, max_seq_len=64)\n"
+        "print('on_gpu', llm.params['on_gpu'])\n"
+        "try:\n"
+        "    llm.generate([1], steps=4)\n"
+        "except ValueError as e:\n"
+        "    print('ValueError:', e)\n",
+        TRA_CUDA_DRIVER=driver, TRA_CUBLAS=cublas)
+    assert "on_gpu True" in out
+    assert "cannot load the program's GPU kernels" in out
+
+
+def test_gpu_hardware_emulated(cache_dir):
+    llm = tra.Llama(MODEL, hw=GPU1, cache_dir=cache_dir, max_seq_len=64,
+                    emulate_on_cpu=True)
+    assert not llm.params["on_gpu"]
+    assert llm.generate([1], steps=10) == LLAMA2C_IDS
+
+
+def test_weight_dtype_is_checked():
+    with pytest.raises(ValueError) as info:
+        tra.Llama(MODEL, weight_dtype="bf8")
+    assert "weight_dtype 'bf8' is not auto, f32 or checkpoint" in str(info.value)
