@@ -546,6 +546,10 @@ tra::hw::parseHardwareFile(llvm::StringRef path) {
 
 llvm::Expected<HardwareDescription>
 tra::hw::loadHardware(llvm::StringRef spec) {
+  if (spec.empty())
+    return llvm::createStringError(
+        "no hardware description given (an empty name): expected '" +
+        std::string(kLocalHardwareSpec) + "' or a hardware file (FILE.json)");
   if (spec == kLocalHardwareSpec)
     return detectLocalHardware();
   return parseHardwareFile(spec);

@@ -227,6 +227,12 @@ bool prepareCacheDirectory(StringRef directory, llvm::raw_ostream &notes) {
           << ec.message() << "; compiling without the cache\n";
     return false;
   }
+  // create_directories accepts an existing file of that name.
+  if (!llvm::sys::fs::is_directory(directory)) {
+    notes << "the cache directory " << directory
+          << " is not a directory; compiling without the cache\n";
+    return false;
+  }
   return true;
 }
 } // namespace

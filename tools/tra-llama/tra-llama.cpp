@@ -674,7 +674,11 @@ static int tokenize() {
 
 /// Applies --max-seq-len to `p`.
 static llvm::Error applyMaxSeqLen(rt::LlamaParams &p) {
-  if (maxSeqLen <= 0)
+  if (maxSeqLen < 0)
+    return llvm::createStringError(
+        "--max-seq-len " + std::to_string(maxSeqLen) +
+        " must be positive (0, the default: the model's seq_len)");
+  if (maxSeqLen == 0)
     return llvm::Error::success();
   if (maxSeqLen > p.maxSeqLen)
     return llvm::createStringError(
