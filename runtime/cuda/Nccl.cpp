@@ -101,31 +101,24 @@ rt::Status loadOnceImpl() {
         dlsym(handle, name));
     return fn != nullptr;
   };
+  // Each entry point by name; the first one missing is reported.
   const char *missing = nullptr;
-  if (!bind(nccl.getVersion, "ncclGetVersion"))
-    missing = "ncclGetVersion";
-  else if (!bind(nccl.getUniqueId, "ncclGetUniqueId"))
-    missing = "ncclGetUniqueId";
-  else if (!bind(nccl.commInitRank, "ncclCommInitRank"))
-    missing = "ncclCommInitRank";
-  else if (!bind(nccl.commDestroy, "ncclCommDestroy"))
-    missing = "ncclCommDestroy";
-  else if (!bind(nccl.allReduce, "ncclAllReduce"))
-    missing = "ncclAllReduce";
-  else if (!bind(nccl.reduceScatter, "ncclReduceScatter"))
-    missing = "ncclReduceScatter";
-  else if (!bind(nccl.reduce, "ncclReduce"))
-    missing = "ncclReduce";
-  else if (!bind(nccl.send, "ncclSend"))
-    missing = "ncclSend";
-  else if (!bind(nccl.recv, "ncclRecv"))
-    missing = "ncclRecv";
-  else if (!bind(nccl.groupStart, "ncclGroupStart"))
-    missing = "ncclGroupStart";
-  else if (!bind(nccl.groupEnd, "ncclGroupEnd"))
-    missing = "ncclGroupEnd";
-  else if (!bind(nccl.getErrorString, "ncclGetErrorString"))
-    missing = "ncclGetErrorString";
+  auto need = [&](auto &fn, const char *name) {
+    if (!missing && !bind(fn, name))
+      missing = name;
+  };
+  need(nccl.getVersion, "ncclGetVersion");
+  need(nccl.getUniqueId, "ncclGetUniqueId");
+  need(nccl.commInitRank, "ncclCommInitRank");
+  need(nccl.commDestroy, "ncclCommDestroy");
+  need(nccl.allReduce, "ncclAllReduce");
+  need(nccl.reduceScatter, "ncclReduceScatter");
+  need(nccl.reduce, "ncclReduce");
+  need(nccl.send, "ncclSend");
+  need(nccl.recv, "ncclRecv");
+  need(nccl.groupStart, "ncclGroupStart");
+  need(nccl.groupEnd, "ncclGroupEnd");
+  need(nccl.getErrorString, "ncclGetErrorString");
   if (missing)
     return rt::Error{"NCCL " + nccl.library + " lacks " + missing};
   if (nccl.getVersion(&nccl.version) != ncclSuccess)

@@ -524,6 +524,29 @@ Status copyResultsToHost(std::vector<HostTensor> &results,
   return Status::success();
 }
 
+/// Runs `run` (`program`'s, or a rank's) on `buffers` `repeats` times and
+/// returns each run's milliseconds, until its work is done: a GPU
+/// program's work (moves included) is issued, not done, when `run` returns.
+Result<std::vector<double>> timedRuns(const TraExecProgram &program,
+                                      void (*run)(void *const *),
+                                      const std::vector<void *> &buffers,
+                                      int64_t repeats,
+                                      const Accelerator *accelerator) {
+  std::vector<double> times;
+  for (int64_t i = 0; i < repeats; ++i) {
+    auto start = std::chrono::steady_clock::now();
+    run(buffers.data());
+    if (accelerator)
+      if (Status status = accelerator->synchronize(); !status)
+        return Error{"running @" + std::string(program.entryName) + " on " +
+                     accelerator->describe() + ": " + status.message()};
+    auto end = std::chrono::steady_clock::now();
+    times.push_back(
+        std::chrono::duration<double, std::milli>(end - start).count());
+  }
+  return times;
+}
+
 /// Runs the program on `args` and writes the requested outputs. A GPU
 /// program (`accelerator`) runs on device copies of the arguments; its
 /// results are copied back once it is done.
@@ -549,19 +572,11 @@ Status run(const TraExecProgram &program, const Options &options,
   tra_exec_set_num_threads(threads);
   if (options.profile)
     tra_exec_profile_enable(program.numOps);
-  std::vector<double> times;
-  for (int64_t i = 0; i < options.repeat; ++i) {
-    auto start = std::chrono::steady_clock::now();
-    program.run(buffers.data());
-    // A GPU program's work is issued, not done, when run returns.
-    if (accelerator)
-      if (Status status = accelerator->synchronize(); !status)
-        return Error{"running @" + std::string(program.entryName) + " on " +
-                     accelerator->describe() + ": " + status.message()};
-    auto end = std::chrono::steady_clock::now();
-    times.push_back(
-        std::chrono::duration<double, std::milli>(end - start).count());
-  }
+  Result<std::vector<double>> timed =
+      timedRuns(program, program.run, buffers, options.repeat, accelerator);
+  if (!timed)
+    return timed.error();
+  std::vector<double> &times = *timed;
   if (options.profile)
     printProfile(program, times, threads);
 
@@ -911,20 +926,12 @@ Result<int> runRank(const TraExecProgram &program, const Options &options,
           ? program.numThreads
           : std::max<int64_t>(1, std::thread::hardware_concurrency()));
   tra_exec_set_num_threads(threads);
-  std::vector<double> times;
   int64_t bytesBefore = comm.bytesSent(), messagesBefore = comm.messagesSent();
-  for (int64_t i = 0; i < options.repeat; ++i) {
-    auto start = std::chrono::steady_clock::now();
-    mine.run(buffers.data());
-    // A GPU program's work (moves included) is issued, not done.
-    if (accelerator)
-      if (Status status = accelerator->synchronize(); !status)
-        return Error{"running @" + std::string(program.entryName) + " on " +
-                     accelerator->describe() + ": " + status.message()};
-    auto end = std::chrono::steady_clock::now();
-    times.push_back(
-        std::chrono::duration<double, std::milli>(end - start).count());
-  }
+  Result<std::vector<double>> timed =
+      timedRuns(program, mine.run, buffers, options.repeat, accelerator);
+  if (!timed)
+    return timed.error();
+  std::vector<double> &times = *timed;
   if (options.profile) {
     std::sort(times.begin(), times.end());
     std::fprintf(stderr,
