@@ -384,6 +384,11 @@ resolveOutputs(const TraExecProgram &program, const Options &options) {
       return Error{"--output " + name + "=" + file + ": @" + program.entryName +
                    " has no result named '" + name + "' (results: " +
                    nameList(program.outputs, program.numOutputs) + ")"};
+    for (const auto &[other, otherFile] : writes)
+      if (samePath(file, otherFile))
+        return Error{"--output " + std::string(program.outputs[other].name) +
+                     "=" + otherFile + " and --output " + name + "=" + file +
+                     " name the same file"};
     writes.push_back({*i, file});
   }
   return writes;
@@ -587,11 +592,17 @@ Status run(const TraExecProgram &program, const Options &options,
         !status)
       return status;
 
-  for (const auto &[i, file] : writes)
-    if (Status status = writeNpy(file, results[i]); !status)
+  // Every output is complete in its temporary file before any replaces its
+  // destination: a failure leaves none of them.
+  std::vector<AtomicFileWriter> files;
+  for (const auto &[i, file] : writes) {
+    Result<AtomicFileWriter> writer = prepareNpy(file, results[i]);
+    if (!writer)
       return Error{"result '" + std::string(program.outputs[i].name) +
-                   "': " + status.message()};
-  return Status::success();
+                   "': " + writer.message()};
+    files.push_back(std::move(*writer));
+  }
+  return commitAll(files);
 }
 
 //===----------------------------------------------------------------------===//
@@ -961,6 +972,8 @@ Result<int> runRank(const TraExecProgram &program, const Options &options,
 
   // Gather: in output order, then rank order, every owned tile goes to rank
   // 0 (blocking sends matched by rank 0's receives in the same order).
+  // Rank 0 replaces no output file before all are written.
+  std::vector<AtomicFileWriter> files;
   for (const auto &[index, file] : writes) {
     const TraExecTensorInfo &info = program.outputs[index];
     DType dtype = *toDType(info.dtype);
@@ -990,11 +1003,16 @@ Result<int> runRank(const TraExecProgram &program, const Options &options,
         }
       }
     }
-    if (rank == 0)
-      if (Status status = writeNpy(file, *whole); !status)
+    if (rank == 0) {
+      Result<AtomicFileWriter> writer = prepareNpy(file, *whole);
+      if (!writer)
         return Error{"result '" + std::string(info.name) +
-                     "': " + status.message()};
+                     "': " + writer.message()};
+      files.push_back(std::move(*writer));
+    }
   }
+  if (Status status = commitAll(files); !status)
+    return status.error();
   return 0;
 }
 

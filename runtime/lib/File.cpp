@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
+#include <filesystem>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -182,4 +183,23 @@ Status AtomicFileWriter::commit() {
     return error;
   }
   return Status::success();
+}
+
+Status tra::rt::commitAll(std::vector<AtomicFileWriter> &writers) {
+  for (size_t i = 0; i < writers.size(); ++i)
+    if (Status status = writers[i].commit(); !status) {
+      for (size_t j = i + 1; j < writers.size(); ++j)
+        writers[j].discard();
+      return status;
+    }
+  return Status::success();
+}
+
+bool tra::rt::samePath(const std::string &a, const std::string &b) {
+  std::error_code ea, eb;
+  std::filesystem::path pa = std::filesystem::weakly_canonical(a, ea);
+  std::filesystem::path pb = std::filesystem::weakly_canonical(b, eb);
+  if (ea || eb)
+    return a == b;
+  return pa == pb;
 }

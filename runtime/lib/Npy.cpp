@@ -474,16 +474,24 @@ std::string tra::rt::encodeNpy(const HostTensor &tensor) {
   return out;
 }
 
-Status tra::rt::writeNpy(const std::string &path, const HostTensor &tensor) {
+Result<AtomicFileWriter> tra::rt::prepareNpy(const std::string &path,
+                                             const HostTensor &tensor) {
   if (tensor.dtype() == DType::BF16)
-    return writeNpy(path, convert(tensor, DType::F32));
+    return prepareNpy(path, convert(tensor, DType::F32));
   Result<AtomicFileWriter> writer = AtomicFileWriter::create(path);
   if (!writer)
     return writer.error();
   std::string header = encodeNpyHeader(tensor.dtype(), tensor.shape());
   if (Status s = writer->write(header.data(), header.size()); !s)
-    return s;
+    return s.error();
   if (Status s = writer->write(tensor.data(), tensor.byteSize()); !s)
-    return s;
+    return s.error();
+  return writer;
+}
+
+Status tra::rt::writeNpy(const std::string &path, const HostTensor &tensor) {
+  Result<AtomicFileWriter> writer = prepareNpy(path, tensor);
+  if (!writer)
+    return writer.error();
   return writer->commit();
 }

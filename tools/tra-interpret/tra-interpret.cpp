@@ -232,6 +232,11 @@ int main(int argc, char **argv) {
       return fail("--output " + spec + ": @" + entry.getName().str() +
                   " has no result named '" + name +
                   "' (results: " + resultList + ")");
+    for (auto &[other, otherPath] : writes)
+      if (rt::samePath(path, otherPath))
+        return fail("--output " + getResultName(entry, other) + "=" +
+                    otherPath + " and --output " + spec +
+                    " name the same file");
     writes.push_back({it->second, path});
   }
 
@@ -239,6 +244,9 @@ int main(int argc, char **argv) {
   if (failed(results))
     return fail(inputFile + ": evaluation failed");
 
+  // Every output is complete in its temporary file before any replaces its
+  // destination: a failure leaves none of them.
+  std::vector<rt::AtomicFileWriter> files;
   for (auto &[i, path] : writes) {
     const InterpTensor &r = (*results)[i];
     std::optional<rt::DType> dtype = dtypeFor(r.elementType);
@@ -246,11 +254,14 @@ int main(int argc, char **argv) {
       return fail("result '" + getResultName(entry, i) +
                   "' has an element type .npy cannot hold");
     std::vector<int64_t> shape(r.shape.begin(), r.shape.end());
-    rt::Status status =
-        rt::writeNpy(path, rt::HostTensor::fromDoubles(*dtype, shape, r.data));
-    if (!status)
-      return fail(status.message());
+    rt::Result<rt::AtomicFileWriter> file = rt::prepareNpy(
+        path, rt::HostTensor::fromDoubles(*dtype, shape, r.data));
+    if (!file)
+      return fail(file.message());
+    files.push_back(std::move(*file));
   }
+  if (rt::Status status = rt::commitAll(files); !status)
+    return fail(status.message());
   if (printResults) {
     for (auto [i, r] : llvm::enumerate(*results)) {
       llvm::outs() << getResultName(entry, i) << ": " << r.getType() << " = [";

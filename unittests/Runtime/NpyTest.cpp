@@ -425,4 +425,30 @@ TEST(NpyTest, AtomicFileWriterDiscardsUncommittedFiles) {
   EXPECT_EQ(dir.list(), std::vector<std::string>{"partial.bin"});
 }
 
+TEST(NpyTest, PreparedOutputsReplaceNothingUntilAllAreCommitted) {
+  TempDir dir;
+  HostTensor t = HostTensor::fromDoubles(DType::F32, {2}, {1.0, 2.0});
+  std::vector<AtomicFileWriter> files;
+  for (const char *name : {"a.npy", "b.npy"}) {
+    Result<AtomicFileWriter> file = prepareNpy(dir.file(name), t);
+    ASSERT_TRUE(file) << file.message();
+    files.push_back(std::move(*file));
+  }
+  // Only the temporaries exist until the commit.
+  for (const std::string &entry : dir.list())
+    EXPECT_NE(entry.find(".tmp."), std::string::npos) << entry;
+  ASSERT_TRUE(commitAll(files).ok());
+  EXPECT_EQ(dir.list(), (std::vector<std::string>{"a.npy", "b.npy"}));
+  Result<HostTensor> back = readNpy(dir.file("b.npy"));
+  ASSERT_TRUE(back) << back.message();
+  EXPECT_TRUE(back->identical(t));
+}
+
+TEST(NpyTest, SamePathSeesThroughDotsAndLinks) {
+  TempDir dir;
+  EXPECT_TRUE(samePath(dir.file("x.npy"), dir.path() + "/./x.npy"));
+  EXPECT_TRUE(samePath(dir.file("x.npy"), dir.path() + "/sub/../x.npy"));
+  EXPECT_FALSE(samePath(dir.file("x.npy"), dir.file("y.npy")));
+}
+
 } // namespace

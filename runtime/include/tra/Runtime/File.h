@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace tra::rt {
 
@@ -106,6 +107,15 @@ private:
   std::string finalPath;
   std::string tempPath;
 };
+
+/// Commits every writer in order (all of several outputs complete in their
+/// temporary files before any replaces its destination); on the first
+/// failure the rest are discarded.
+Status commitAll(std::vector<AtomicFileWriter> &writers);
+
+/// Whether `a` and `b` name the same file (after resolving `.`/`..`,
+/// symbolic links and the current directory; the file need not exist).
+bool samePath(const std::string &a, const std::string &b);
 
 } // namespace tra::rt
 

@@ -22,6 +22,7 @@
 #define TRA_RUNTIME_NPY_H
 
 #include "tra/Runtime/Error.h"
+#include "tra/Runtime/File.h"
 #include "tra/Runtime/Tensor.h"
 
 #include <cstddef>
@@ -76,6 +77,12 @@ std::string encodeNpy(const HostTensor &tensor);
 /// Writes `tensor` to `path` atomically (see `AtomicFileWriter`); BF16 is
 /// written as F32.
 Status writeNpy(const std::string &path, const HostTensor &tensor);
+
+/// Writes `tensor` as .npy to a temporary file beside `path` and returns its
+/// writer, not committed: a program's outputs are all written before any
+/// replaces its destination (`commitAll`), so a failure leaves none.
+Result<AtomicFileWriter> prepareNpy(const std::string &path,
+                                    const HostTensor &tensor);
 
 } // namespace tra::rt
 
