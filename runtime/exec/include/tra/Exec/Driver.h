@@ -17,8 +17,9 @@
 // checkpoints. Every input must match the argument's shape and element type
 // exactly (a bf16 argument may also be read from an f32 .npy file, since
 // NumPy has no bfloat16). Errors name the argument and the file and give
-// exit code 1; outputs are written atomically, and only after the program
-// ran.
+// exit code 1; outputs are written atomically, only after the program ran,
+// and all or none of them (each completes in a temporary file before any
+// replaces its destination; two --output naming one file are refused).
 //
 //===----------------------------------------------------------------------===//
 
