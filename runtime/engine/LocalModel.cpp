@@ -320,10 +320,14 @@ rt::Status LocalModel::step(const std::vector<int64_t> &tokens, int64_t pos,
                                          sizeof(int64_t));
     if (status) {
       program.library->run(program.buffers.data());
-      // The logits are on the host once the step's work is done.
-      status =
-          accelerator->copyToHost(program.logits.data(), program.deviceLogits,
-                                  program.logits.size() * sizeof(float));
+      // The logits are on the host once the step's work is done: only the
+      // last row (what the sampler reads) unless every row is asked for.
+      size_t first =
+          allRows ? 0 : size_t(program.seq - 1) * size_t(p.vocabSize);
+      status = accelerator->copyToHost(
+          program.logits.data() + first,
+          static_cast<const float *>(program.deviceLogits) + first,
+          (program.logits.size() - first) * sizeof(float));
     }
     if (!status)
       return rt::Error{"a step of " + std::to_string(n) + " tokens on " +

@@ -74,6 +74,20 @@ TEST(LocalModelGpu, StepsOnDeviceBuffers) {
     EXPECT_NEAR(logits[j], expectedLogit(j, 4, 3), 1e-4);
 }
 
+TEST(LocalModelGpu, OnlyTheLastRowComesBackForTheSampler) {
+  rt::LlamaCheckpoint ckpt = tinyCheckpoint();
+  LocalModel model(ckpt, 1, &cuda::getAccelerator());
+  model.allRows = false;
+  ASSERT_TRUE(model.addProgram(openStep(TRA_FAKE_GPU_STEP_SEQ3)).ok());
+  std::vector<int64_t> tokens = {1, 2, 3};
+  std::vector<double> logits;
+  rt::Status step = model.step(tokens, 0, 3, logits);
+  ASSERT_TRUE(step.ok()) << step.message();
+  ASSERT_EQ(logits.size(), 5u);
+  for (int j = 0; j < 5; ++j)
+    EXPECT_NEAR(logits[j], expectedLogit(j, 6, 2), 1e-4);
+}
+
 TEST(LocalModelGpu, SixteenBitWeightsStaySixteenBitOnTheDevice) {
   rt::LlamaCheckpoint ckpt = tinyCheckpoint(rt::DType::BF16);
   const rt::HostTensor &embedding = ckpt.weights[0].second;
