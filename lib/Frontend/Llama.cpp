@@ -92,17 +92,16 @@ Value widenScalar(OpBuilder &b, Location loc, Value v) {
 Value rmsNorm(ModelBuilder &m, Value x, Value w, int64_t s, int64_t d,
               double eps) {
   Value ss = m.einsum("sd->s", CombinerKind::square, {x}, {s});
-  return m.map("sd,s,d->sd", {x, ss, w}, m.f32({s, d}),
-               [&](OpBuilder &ib, Location loc, ValueRange a) -> Value {
-                 Value mean = arith::DivFOp::create(ib, loc, a[1],
-                                                    m.constF32(ib, double(d)));
-                 Value t =
-                     arith::AddFOp::create(ib, loc, mean, m.constF32(ib, eps));
-                 Value r = math::RsqrtOp::create(ib, loc, t);
-                 Value xn = arith::MulFOp::create(ib, loc, a[0], r);
-                 return arith::MulFOp::create(ib, loc, xn,
-                                              widenScalar(ib, loc, a[2]));
-               });
+  return m.map(
+      "sd,s,d->sd", {x, ss, w}, m.f32({s, d}),
+      [&](OpBuilder &ib, Location loc, ValueRange a) -> Value {
+        Value mean =
+            arith::DivFOp::create(ib, loc, a[1], m.constF32(ib, double(d)));
+        Value t = arith::AddFOp::create(ib, loc, mean, m.constF32(ib, eps));
+        Value r = math::RsqrtOp::create(ib, loc, t);
+        Value xn = arith::MulFOp::create(ib, loc, a[0], r);
+        return arith::MulFOp::create(ib, loc, xn, widenScalar(ib, loc, a[2]));
+      });
 }
 
 /// Layer weights, in llamaWeightShapes order.

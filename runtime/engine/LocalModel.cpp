@@ -40,6 +40,7 @@ LocalModel::LocalModel(const rt::LlamaCheckpoint &checkpoint,
                        int64_t numThreads, const exec::Accelerator *accelerator)
     : p(checkpoint.params), threads(std::max<int64_t>(1, numThreads)),
       accelerator(accelerator) {
+  device.setAccelerator(accelerator);
   rt::computeRopeTables(p, cosTable, sinTable);
   for (auto &[name, t] : checkpoint.weights) {
     // Used in place from the mapped checkpoint: bring it into memory now,
@@ -59,23 +60,9 @@ LocalModel::LocalModel(const rt::LlamaCheckpoint &checkpoint,
 }
 
 LocalModel::~LocalModel() {
-  // The programs go first: they may still hold work on the device.
+  // The programs go first: they may still hold work on the device (the
+  // device buffers go with the members).
   programs.clear();
-  if (accelerator)
-    for (void *pointer : deviceAllocations)
-      accelerator->release(pointer);
-}
-
-rt::Result<void *> LocalModel::deviceBuffer(const void *host, size_t bytes) {
-  rt::Result<void *> pointer = accelerator->allocate(bytes);
-  if (!pointer)
-    return pointer.error();
-  deviceAllocations.push_back(*pointer);
-  rt::Status status = host ? accelerator->copyToDevice(*pointer, host, bytes)
-                           : accelerator->fillZero(*pointer, bytes);
-  if (!status)
-    return status.error();
-  return *pointer;
 }
 
 rt::Status LocalModel::prepareDevice() {
@@ -84,10 +71,10 @@ rt::Status LocalModel::prepareDevice() {
   if (rt::Status status = accelerator->initialize(); !status)
     return status;
   size_t tableBytes = cosTable.size() * sizeof(float);
-  rt::Result<void *> cos = deviceBuffer(cosTable.data(), tableBytes);
+  rt::Result<void *> cos = device.buffer(cosTable.data(), tableBytes);
   if (!cos)
     return cos.status();
-  rt::Result<void *> sin = deviceBuffer(sinTable.data(), tableBytes);
+  rt::Result<void *> sin = device.buffer(sinTable.data(), tableBytes);
   if (!sin)
     return sin.status();
   deviceCos = *cos;
@@ -96,7 +83,7 @@ rt::Status LocalModel::prepareDevice() {
       size_t(p.maxSeqLen * p.nKvHeads * p.headDim()) * sizeof(float);
   for (auto &set : deviceCaches)
     for (int64_t i = 0; i < 2 * p.nLayers; ++i) {
-      rt::Result<void *> cache = deviceBuffer(nullptr, cacheBytes);
+      rt::Result<void *> cache = device.buffer(nullptr, cacheBytes);
       if (!cache)
         return cache.status();
       set.push_back(*cache);
@@ -128,7 +115,7 @@ rt::Result<void *> LocalModel::deviceWeight(const rt::HostTensor &weight,
   size_t bytes = size_t(weight.numElements()) *
                  (widen ? sizeof(float) : dtypeSize(weight.dtype()));
   rt::Result<void *> copy =
-      deviceBuffer(hostWeight(weight, name, widen), bytes);
+      device.buffer(hostWeight(weight, name, widen), bytes);
   if (!copy)
     return copy.error();
   deviceWeights[{name, widen}] = *copy;
@@ -189,10 +176,10 @@ rt::Status LocalModel::bind(Program &program) {
   program.buffers.assign(size_t(desc.numInputs + desc.numOutputs), nullptr);
   if (accelerator) {
     rt::Result<void *> tokens =
-        deviceBuffer(nullptr, program.tokens.size() * sizeof(int64_t));
-    rt::Result<void *> position = deviceBuffer(nullptr, sizeof(int64_t));
+        device.buffer(nullptr, program.tokens.size() * sizeof(int64_t));
+    rt::Result<void *> position = device.buffer(nullptr, sizeof(int64_t));
     rt::Result<void *> logits =
-        deviceBuffer(nullptr, program.logits.size() * sizeof(float));
+        device.buffer(nullptr, program.logits.size() * sizeof(float));
     for (const rt::Result<void *> *buffer : {&tokens, &position, &logits})
       if (!*buffer)
         return rt::fileError(path, buffer->message());

@@ -44,32 +44,9 @@ RankModel::load(const std::vector<std::string> &programPaths) {
 }
 
 RankModel::~RankModel() {
-  // The programs go first: they may still hold work on the device.
+  // The programs go first: they may still hold work on the device (the
+  // device buffers go with the members).
   steps.clear();
-  if (accelerator)
-    for (void *pointer : deviceAllocations)
-      accelerator->release(pointer);
-}
-
-rt::Result<void *> RankModel::deviceBuffer(const void *host, size_t bytes) {
-  rt::Result<void *> pointer = accelerator->allocate(bytes);
-  if (!pointer)
-    return pointer.error();
-  deviceAllocations.push_back(*pointer);
-  rt::Status status = host ? accelerator->copyToDevice(*pointer, host, bytes)
-                           : accelerator->fillZero(*pointer, bytes);
-  if (!status)
-    return status.error();
-  return *pointer;
-}
-
-void RankModel::release(void *pointer) {
-  auto it =
-      std::find(deviceAllocations.begin(), deviceAllocations.end(), pointer);
-  if (it == deviceAllocations.end())
-    return;
-  deviceAllocations.erase(it);
-  accelerator->release(pointer);
 }
 
 rt::Status RankModel::init(int rank, const std::string &checkpoint,
@@ -81,6 +58,7 @@ rt::Status RankModel::init(int rank, const std::string &checkpoint,
                          "a program compiled for NVIDIA GPUs, but this rank "
                          "has no GPU runtime (runtime/cuda)");
   accelerator = gpuPrograms ? gpu : nullptr;
+  device.setAccelerator(accelerator);
   checkpointPath = checkpoint;
   rt::Result<std::unique_ptr<rt::TensorSource>> opened =
       rt::openTensorSource(checkpoint);
@@ -312,7 +290,7 @@ rt::Status RankModel::placeOnDevice(Step &step) {
     if (auto key = weightKeys.find(buffer); key != weightKeys.end()) {
       void *&copy = deviceWeights[key->second];
       if (!copy) {
-        rt::Result<void *> placed = deviceBuffer(buffer, bytes);
+        rt::Result<void *> placed = device.buffer(buffer, bytes);
         if (!placed)
           return rt::Error{"copying '" + std::string(info.name) +
                            "' to the GPU: " + placed.message()};
@@ -325,7 +303,7 @@ rt::Status RankModel::placeOnDevice(Step &step) {
                                 : classifyStepOutput(info.name, p.nLayers);
     bool table = role.kind == StepTensorKind::RopeCos ||
                  role.kind == StepTensorKind::RopeSin;
-    rt::Result<void *> placed = deviceBuffer(table ? buffer : nullptr, bytes);
+    rt::Result<void *> placed = device.buffer(table ? buffer : nullptr, bytes);
     if (!placed)
       return placed.error();
     // Tokens and positions are filled per step, logits read back per step.
@@ -393,12 +371,12 @@ RankModel::bindCaches(Step &step, std::vector<rt::HostTensor> &inputs,
           return result.error();
         moved = std::move(*result);
         ++cacheRelayouts;
-        release(cache.deviceTile);
+        device.release(cache.deviceTile);
         cache.deviceTile = nullptr;
       }
       if (myIn) {
         rt::Result<void *> placed =
-            deviceBuffer(relayout ? moved.data() : nullptr, inBytes);
+            device.buffer(relayout ? moved.data() : nullptr, inBytes);
         if (!placed)
           return placed.error();
         input = *placed;
@@ -411,8 +389,8 @@ RankModel::bindCaches(Step &step, std::vector<rt::HostTensor> &inputs,
       step.buffers[*step.cacheInSlot[c]] = input;
     size_t outBytes = cacheBytes(myOut);
     if (myOut && cache.spareBytes != outBytes) {
-      release(cache.deviceSpare);
-      rt::Result<void *> spare = deviceBuffer(nullptr, outBytes);
+      device.release(cache.deviceSpare);
+      rt::Result<void *> spare = device.buffer(nullptr, outBytes);
       if (!spare)
         return spare.error();
       cache.deviceSpare = *spare;

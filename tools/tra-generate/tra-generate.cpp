@@ -23,7 +23,6 @@
 #include "tra/Engine/Generate.h"
 #include "tra/Engine/LocalModel.h"
 #include "tra/Engine/MpiJob.h"
-#include "tra/Engine/StepTensors.h"
 #include "tra/Exec/Library.h"
 #include "tra/Runtime/Sampler.h"
 #include "tra/Runtime/Tokenizer.h"
@@ -47,16 +46,13 @@ int fail(const std::string &message) {
   return 1;
 }
 
-/// Whether `program` reads a weight in a 16-bit type.
+/// Whether `program` reads a weight in a 16-bit type (only weights may be
+/// 16-bit: see StepTensors.h).
 bool readsSixteenBitWeights(const TraExecProgram &program) {
-  for (int64_t i = 0; i < program.numInputs; ++i) {
-    const TraExecTensorInfo &t = program.inputs[i];
-    engine::StepTensorKind kind = engine::classifyStepInput(t.name, 0).kind;
-    if ((kind == engine::StepTensorKind::Other ||
-         kind == engine::StepTensorKind::Logits) &&
-        (t.dtype == TRA_EXEC_F16 || t.dtype == TRA_EXEC_BF16))
+  for (int64_t i = 0; i < program.numInputs; ++i)
+    if (program.inputs[i].dtype == TRA_EXEC_F16 ||
+        program.inputs[i].dtype == TRA_EXEC_BF16)
       return true;
-  }
   return false;
 }
 

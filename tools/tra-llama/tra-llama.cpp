@@ -529,9 +529,11 @@ static int runDistributed(MLIRContext &ctx,
 }
 
 /// `run` on one device: the compiled model in this process, or the
-/// reference interpreter.
+/// reference interpreter. With `cuda` (a one-GPU --hw, compiled, not
+/// emulated) the steps are GPU programs, the weights and caches on the
+/// device.
 static int run(MLIRContext &ctx, const rt::LlamaCheckpoint &ckpt,
-               const ::tra::hw::HardwareDescription &hw) {
+               const ::tra::hw::HardwareDescription &hw, bool cuda) {
   const rt::LlamaParams &p = ckpt.params;
   std::optional<rt::Tokenizer> tokenizer;
   engine::GenerationConfig config;
@@ -546,11 +548,6 @@ static int run(MLIRContext &ctx, const rt::LlamaCheckpoint &ckpt,
   // tensors: the arguments in the order of @forward (tokens set per step).
   std::map<int64_t, OwningOpRef<ModuleOp>> modules;
   SmallVector<InterpTensor> args;
-  // One GPU: the steps are GPU programs, the weights and caches on the
-  // device (--emulate-on-cpu: CPU code).
-  bool cuda = engineKind == Engine::Compiled &&
-              hw.getDevice(0).kind == ::tra::hw::DeviceKind::GPU &&
-              !emulateOnCpu;
   LlamaWeightDTypes dtypes = weightDTypesOf(ckpt);
   if (engineKind == Engine::Interpreter) {
     for (int64_t seq : stepLengths) {
@@ -730,5 +727,6 @@ int main(int argc, char **argv) {
     return fail(ckpt.message());
   if (llvm::Error e = applyMaxSeqLen(ckpt->params))
     return fail(llvm::toString(std::move(e)));
-  return command == "emit" ? emit(context, *ckpt) : run(context, *ckpt, *hw);
+  return command == "emit" ? emit(context, *ckpt)
+                           : run(context, *ckpt, *hw, onGpu);
 }

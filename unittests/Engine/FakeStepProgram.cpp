@@ -110,21 +110,14 @@ void run(void *const *buffers) {
 } // namespace
 
 extern "C" {
-const TraExecProgram tra_exec_program = {TRA_EXEC_ABI_VERSION,
-                                         "forward",
-                                         7,
-                                         inputs,
-                                         3,
-                                         outputs,
-                                         run,
-                                         /*numThreads=*/1,
-                                         /*numOps=*/0,
-                                         nullptr,
-                                         /*numRanks=*/0,
-                                         nullptr,
-                                         /*fingerprint=*/0,
-                                         /*device=*/FAKE_DEVICE,
-                                         /*hardware=*/"fake"};
+const TraExecProgram tra_exec_program = {
+    TRA_EXEC_ABI_VERSION,   "forward", 7, inputs, 3, outputs, run,
+    /*numThreads=*/1,
+    /*numOps=*/0,           nullptr,
+    /*numRanks=*/0,         nullptr,
+    /*fingerprint=*/0,
+    /*device=*/FAKE_DEVICE,
+    /*hardware=*/"fake"};
 
 int64_t fakeThreads = 0;
 void tra_exec_set_num_threads(int64_t threads) { fakeThreads = threads; }

@@ -17,8 +17,6 @@
 
 #include <gtest/gtest.h>
 
-#include <dlfcn.h>
-
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -26,17 +24,6 @@
 using namespace tra;
 using namespace tra::engine;
 using namespace tra::engine::testing;
-
-namespace {
-const void *lastEmbedding(const char *library) {
-  void *handle = dlopen(library, RTLD_NOW | RTLD_NOLOAD);
-  if (!handle)
-    return nullptr;
-  auto **pointer =
-      static_cast<const void **>(dlsym(handle, "fakeLastEmbedding"));
-  return pointer ? *pointer : nullptr;
-}
-} // namespace
 
 TEST(LocalModelGpu, StepsOnDeviceBuffers) {
   rt::LlamaCheckpoint ckpt = tinyCheckpoint();

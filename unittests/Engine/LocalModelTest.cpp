@@ -6,8 +6,6 @@
 
 #include <gtest/gtest.h>
 
-#include <dlfcn.h>
-
 #include <cmath>
 #include <cstdint>
 
@@ -72,16 +70,6 @@ TEST(LocalModel, SixteenBitWeightsAreConverted) {
   ASSERT_TRUE(model.step({2}, 0, 1, logits).ok());
   for (int j = 0; j < 5; ++j)
     EXPECT_NEAR(logits[j], expectedLogit(j, 2, 0), 1e-4);
-}
-
-/// The embedding buffer the last run of the step library at `path` read.
-const void *lastEmbedding(const char *path) {
-  void *handle = dlopen(path, RTLD_NOW | RTLD_NOLOAD);
-  if (!handle)
-    return nullptr;
-  auto **pointer =
-      static_cast<const void **>(dlsym(handle, "fakeLastEmbedding"));
-  return pointer ? *pointer : nullptr;
 }
 
 TEST(LocalModel, SixteenBitWeightsAreReadInPlaceByA16BitProgram) {

@@ -15,6 +15,8 @@
 
 #include <gtest/gtest.h>
 
+#include <dlfcn.h>
+
 #include <cmath>
 #include <memory>
 #include <vector>
@@ -47,6 +49,17 @@ inline std::unique_ptr<exec::ProgramLibrary> openStep(const char *path) {
       exec::ProgramLibrary::open(path);
   EXPECT_TRUE(library.ok()) << library.message();
   return library.ok() ? std::move(*library) : nullptr;
+}
+
+/// The embedding buffer the last run of the (loaded) step library at `path`
+/// read (FakeStepProgram.cpp's `fakeLastEmbedding`), or null.
+inline const void *lastEmbedding(const char *path) {
+  void *handle = dlopen(path, RTLD_NOW | RTLD_NOLOAD);
+  if (!handle)
+    return nullptr;
+  auto **pointer =
+      static_cast<const void **>(dlsym(handle, "fakeLastEmbedding"));
+  return pointer ? *pointer : nullptr;
 }
 
 /// The logit FakeStepProgram.cpp computes for word `j` at `position` when

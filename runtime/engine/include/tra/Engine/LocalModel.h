@@ -21,6 +21,7 @@
 #ifndef TRA_ENGINE_LOCALMODEL_H
 #define TRA_ENGINE_LOCALMODEL_H
 
+#include "tra/Engine/DeviceMemory.h"
 #include "tra/Exec/Driver.h"
 #include "tra/Exec/Library.h"
 #include "tra/Runtime/Error.h"
@@ -83,9 +84,6 @@ private:
   };
 
   rt::Status bind(Program &program);
-  /// GPU: a device buffer of `bytes` (freed with the model), holding a copy
-  /// of `host` unless it is null.
-  rt::Result<void *> deviceBuffer(const void *host, size_t bytes);
   /// GPU: the rotary tables and both cache sets on the device (once).
   rt::Status prepareDevice();
   /// Host: weight `name` in its dtype, or (`widen`) as f32, converted once.
@@ -111,7 +109,8 @@ private:
   void *deviceCos = nullptr, *deviceSin = nullptr;
   std::array<std::vector<void *>, 2> deviceCaches;
   std::map<std::pair<std::string, bool>, void *> deviceWeights;
-  std::vector<void *> deviceAllocations;
+  /// GPU: every device buffer above, freed with the model.
+  DeviceMemory device;
 };
 
 } // namespace tra::engine

@@ -31,6 +31,7 @@
 #ifndef TRA_ENGINE_RANKMODEL_H
 #define TRA_ENGINE_RANKMODEL_H
 
+#include "tra/Engine/DeviceMemory.h"
 #include "tra/Engine/TileLayout.h"
 #include "tra/Exec/Driver.h"
 #include "tra/Exec/Library.h"
@@ -130,10 +131,6 @@ private:
                         std::vector<std::pair<void *, size_t>> &deviceInputs);
   /// Rank 0 receives every logits row of `step` (n tokens) in `logits`.
   rt::Status gatherLogits(Step &step, int64_t n, std::vector<double> &logits);
-  /// GPU: a device buffer of `bytes` (freed with the model or by release),
-  /// holding a copy of `host`, or zeros if it is null.
-  rt::Result<void *> deviceBuffer(const void *host, size_t bytes);
-  void release(void *pointer);
 
   int me = 0;
   int64_t ranks = 0;
@@ -149,7 +146,8 @@ private:
   const exec::Accelerator *accelerator = nullptr;
   /// GPU: the device copies of `weights`, by the same keys.
   std::map<std::string, void *> deviceWeights;
-  std::vector<void *> deviceAllocations;
+  /// GPU: every device buffer above, freed with the model.
+  DeviceMemory device;
 };
 
 } // namespace tra::engine
