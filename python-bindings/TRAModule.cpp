@@ -13,6 +13,7 @@
 #include "Diagnostics.h"
 #include "LlamaBindings.h"
 
+#include "tra/Autodiff/Autodiff.h"
 #include "tra/Dialect/TRA/IR/TRAOps.h"
 #include "tra/Frontend/Llama.h"
 #include "tra/Interpreter/Interpreter.h"
@@ -132,6 +133,28 @@ public:
     return out;
   }
 
+  /// Adds the gradient function of the loss function `name` (tra-autodiff)
+  /// and returns its name.
+  std::string gradient(const std::string &name,
+                       const std::vector<std::string> &wrt,
+                       const std::string &gradName) {
+    func::FuncOp f = lookup(name);
+    GradientOptions options;
+    options.wrt.assign(wrt.begin(), wrt.end());
+    options.name = gradName;
+    DiagnosticCollector diags(context.get());
+    FailureOr<func::FuncOp> grad = buildGradientFunction(f, options);
+    if (failed(grad))
+      throw py::value_error(diags.str());
+    if (failed(verify(*grad))) {
+      std::string message = diags.str();
+      grad->erase();
+      throw py::value_error("tra-autodiff built an invalid function: " +
+                            message);
+    }
+    return grad->getName().str();
+  }
+
 private:
   func::FuncOp lookup(const std::string &name) const {
     auto f = module->lookupSymbol<func::FuncOp>(name);
@@ -205,7 +228,13 @@ PYBIND11_MODULE(_tra, m) {
       .def("interpret", &Model::interpret, py::arg("function"),
            py::arg("inputs"),
            "run a function with the reference interpreter on NumPy arrays, "
-           "keyed by argument name; returns results keyed by name");
+           "keyed by argument name; returns results keyed by name")
+      .def("gradient", &Model::gradient, py::arg("function"),
+           py::arg("wrt") = std::vector<std::string>(), py::arg("name") = "",
+           "add the gradient function of a loss function (tra-autodiff): "
+           "it returns the loss and grad_<arg> for each argument in `wrt` "
+           "(default: the arguments marked tra.wrt, else every float one); "
+           "returns the new function's name");
   m.def("parse", &parse, py::arg("text"),
         "parse and verify model-level tra IR (raises ValueError)");
   m.def("llama_model", &llamaModel, py::arg("params"), py::arg("seq_len") = 1,

@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "tra/Autodiff/Passes.h"
 #include "tra/Conversion/Passes.h"
 #include "tra/Conversion/PlanToComm/PlanToComm.h"
 #include "tra/Dialect/Plan/IR/PlanDialect.h"
@@ -68,6 +69,7 @@ int main(int argc, char **argv) {
   mlir::registerCSEPass();
   mlir::registerInlinerPass();
   mlir::registerSymbolDCEPass();
+  mlir::tra::registerAutodiffPasses();
   mlir::tra::registerTRAConversionPasses();
   mlir::tra::registerTRATransformsPasses();
   mlir::tra::registerOptimizerPasses();

@@ -170,7 +170,9 @@ static std::string shapeStr(ArrayRef<int64_t> shape) {
       llvm::map_range(shape, [](int64_t d) { return std::to_string(d); }), "x");
 }
 
-static bool isTRAFloat(Type t) { return t.isF32() || t.isF16() || t.isBF16(); }
+static bool isTRAFloat(Type t) {
+  return t.isF32() || t.isF16() || t.isBF16() || t.isF64();
+}
 
 /// Verifies that `spec` matches the operand/result ranks and extents.
 static LogicalResult verifySpecShapes(Operation *op, const EinsumSpec &spec,
@@ -311,8 +313,9 @@ LogicalResult EinsumOp::verify() {
                          << ", got " << n;
   Type elt = getResult().getType().getElementType();
   if (!isTRAFloat(elt))
-    return emitOpError() << "result element type " << elt
-                         << " is not a floating-point type (f32, f16, bf16)";
+    return emitOpError()
+           << "result element type " << elt
+           << " is not a floating-point type (f32, f16, bf16, f64)";
   for (auto [i, in] : llvm::enumerate(getInputs())) {
     Type inElt = llvm::cast<RankedTensorType>(in.getType()).getElementType();
     // Mixed precision: a 16-bit input is widened exactly to an f32 result.

@@ -15,8 +15,8 @@ include "tra/Dialect/TRA/IR/TRAAttrs.td"
 //===----------------------------------------------------------------------===//
 
 /// Element types a model-level tensor may have.
-def TRA_ElementType : AnyTypeOf<[F32, F16, BF16, I64, I32, I1]>;
-def TRA_Tensor : RankedTensorOf<[F32, F16, BF16, I64, I32, I1]>;
+def TRA_ElementType : AnyTypeOf<[F32, F16, BF16, F64, I64, I32, I1]>;
+def TRA_Tensor : RankedTensorOf<[F32, F16, BF16, F64, I64, I32, I1]>;
 def TRA_IndexTensor : RankedTensorOf<[I64, I32]>;
 def TRA_PositionTensor : 0DTensorOf<[I64, I32]>;
 
@@ -40,7 +40,8 @@ def TRA_EinsumOp : TRA_Op<"einsum", [Pure]> {
     An index that occurs in several inputs is a join key: its extents must
     agree. An output index absent from an input broadcasts that input. An
     index absent from the output is aggregated. The result has a
-    floating-point element type (f32, f16 or bf16); every input has the
+    floating-point element type (f32, f16, bf16, or f64 for references and
+    gradient checks on the interpreter); every input has the
     result's element type, or, for an f32 result, may be 16-bit (f16 or bf16):
     mixed precision, where such an input is widened exactly to f32 and the
     einsum combines and aggregates in f32 (a bf16 weight matrix times bf16
@@ -319,8 +320,8 @@ def TRA_FillOp : TRA_Op<"fill", [Pure, ConstantLike]> {
 def TRA_ConvertOp : TRA_Op<"convert", [Pure]> {
   let summary = "element type conversion";
   let description = [{
-    Converts every element to another element type (f32, f16, bf16, i64,
-    i32, i1); float to float rounds to nearest even, float to integer
+    Converts every element to another element type (f32, f16, bf16, f64,
+    i64, i32, i1); float to float rounds to nearest even, float to integer
     truncates toward zero.
 
     ```mlir
