@@ -16,6 +16,7 @@
 #include "tra/Autodiff/Autodiff.h"
 #include "tra/Dialect/TRA/IR/TRAOps.h"
 #include "tra/Frontend/Llama.h"
+#include "tra/Frontend/LlamaTraining.h"
 #include "tra/Interpreter/Interpreter.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -186,7 +187,8 @@ Model parse(const std::string &text) {
   return Model(std::move(ctx), std::move(module));
 }
 
-Model llamaModel(const py::dict &p, int64_t seqLen) {
+/// LLaMA hyper-parameters from a Python dict (tra.llama_model's keys).
+::tra::rt::LlamaParams llamaParams(const py::dict &p) {
   ::tra::rt::LlamaParams params;
   auto get = [&](const char *key, int64_t &field) {
     if (!p.contains(key))
@@ -209,10 +211,27 @@ Model llamaModel(const py::dict &p, int64_t seqLen) {
     params.sharedClassifier = p["shared_classifier"].cast<bool>();
   if (::tra::rt::Status error = params.validate(); !error.ok())
     throw py::value_error(error.message());
+  return params;
+}
+
+Model llamaModel(const py::dict &p, int64_t seqLen) {
+  ::tra::rt::LlamaParams params = llamaParams(p);
   if (seqLen < 1 || seqLen > params.maxSeqLen)
     throw py::value_error("seq_len must be in [1, max_seq_len]");
   auto ctx = makeContext();
   OwningOpRef<ModuleOp> module = buildLlamaModule(ctx.get(), params, seqLen);
+  return Model(std::move(ctx), std::move(module));
+}
+
+Model llamaTrainingModel(const py::dict &p, int64_t batch, int64_t seqLen) {
+  ::tra::rt::LlamaParams params = llamaParams(p);
+  if (seqLen < 1 || seqLen > params.maxSeqLen)
+    throw py::value_error("seq_len must be in [1, max_seq_len]");
+  if (batch < 1)
+    throw py::value_error("batch must be at least 1");
+  auto ctx = makeContext();
+  OwningOpRef<ModuleOp> module =
+      buildLlamaTrainingModule(ctx.get(), params, batch, seqLen);
   return Model(std::move(ctx), std::move(module));
 }
 
@@ -239,6 +258,10 @@ PYBIND11_MODULE(_tra, m) {
         "parse and verify model-level tra IR (raises ValueError)");
   m.def("llama_model", &llamaModel, py::arg("params"), py::arg("seq_len") = 1,
         "build one step of a LLaMA model from hyper-parameters");
+  m.def("llama_training_model", &llamaTrainingModel, py::arg("params"),
+        py::arg("batch"), py::arg("seq_len"),
+        "build a LLaMA training loss (@loss: mean next-token cross-entropy "
+        "of a batch of sequences) from hyper-parameters");
   registerLlama(m);
   registerCompile(m);
 }

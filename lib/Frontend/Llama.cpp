@@ -1,7 +1,7 @@
 //===- Llama.cpp - LLaMA model front end ----------------------------------===//
 
 #include "tra/Frontend/Llama.h"
-#include "tra/Dialect/TRA/IR/TRAOps.h"
+#include "ModelBuilder.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -13,101 +13,10 @@
 
 using namespace mlir;
 using namespace mlir::tra;
+using namespace mlir::tra::frontend;
 using ::tra::rt::LlamaParams;
 
 namespace {
-
-/// Small helpers over OpBuilder for writing the model.
-class ModelBuilder {
-public:
-  ModelBuilder(OpBuilder &b, Location loc) : b(b), loc(loc) {}
-
-  RankedTensorType f32(ArrayRef<int64_t> shape) {
-    return RankedTensorType::get(shape, b.getF32Type());
-  }
-
-  Value einsum(StringRef spec, CombinerKind combiner, ValueRange inputs,
-               ArrayRef<int64_t> shape,
-               AggregationKind agg = AggregationKind::sum) {
-    return EinsumOp::create(b, loc, f32(shape), spec, combiner, agg, inputs);
-  }
-
-  using BodyFn = std::function<Value(OpBuilder &, Location, ValueRange)>;
-  Value map(StringRef spec, ValueRange inputs, RankedTensorType type,
-            const BodyFn &body) {
-    auto op = MapOp::create(b, loc, type, inputs, spec);
-    Block &block = op.getBody().front();
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(&block);
-    Value result = body(b, loc, block.getArguments());
-    YieldOp::create(b, loc, result);
-    return op;
-  }
-
-  /// x [.., d] times the weight w by `spec`, an f32 result. A 16-bit w
-  /// multiplies x rounded to its type (once per x and type), accumulating in
-  /// f32.
-  Value project(StringRef spec, Value x, Value w, ArrayRef<int64_t> shape) {
-    Type wt = llvm::cast<RankedTensorType>(w.getType()).getElementType();
-    if (!wt.isF32()) {
-      Value &rounded = roundedActivations[{x, wt}];
-      if (!rounded)
-        rounded = convert(x, wt);
-      x = rounded;
-    }
-    return einsum(spec, CombinerKind::mul, {x, w}, shape);
-  }
-
-  /// v with element type `type`.
-  Value convert(Value v, Type type) {
-    auto vt = llvm::cast<RankedTensorType>(v.getType());
-    if (vt.getElementType() == type)
-      return v;
-    return ConvertOp::create(b, loc, vt.clone(type), v);
-  }
-
-  Value reshape(Value v, ArrayRef<int64_t> shape) {
-    auto type = llvm::cast<RankedTensorType>(v.getType());
-    return ReshapeOp::create(
-        b, loc, RankedTensorType::get(shape, type.getElementType()), v);
-  }
-
-  Value constF32(OpBuilder &ib, double v) {
-    return arith::ConstantOp::create(ib, loc, ib.getF32FloatAttr(v));
-  }
-
-  OpBuilder &b;
-  Location loc;
-  llvm::DenseMap<std::pair<Value, Type>, Value> roundedActivations;
-};
-
-/// `v` (a scalar of a map body) widened to f32.
-Value widenScalar(OpBuilder &b, Location loc, Value v) {
-  if (v.getType().isF32())
-    return v;
-  return arith::ExtFOp::create(b, loc, b.getF32Type(), v);
-}
-
-/// x * rsqrt(mean(x^2) + eps) * w over the last dim of x: [S, D].
-Value rmsNorm(ModelBuilder &m, Value x, Value w, int64_t s, int64_t d,
-              double eps) {
-  Value ss = m.einsum("sd->s", CombinerKind::square, {x}, {s});
-  return m.map(
-      "sd,s,d->sd", {x, ss, w}, m.f32({s, d}),
-      [&](OpBuilder &ib, Location loc, ValueRange a) -> Value {
-        Value mean =
-            arith::DivFOp::create(ib, loc, a[1], m.constF32(ib, double(d)));
-        Value t = arith::AddFOp::create(ib, loc, mean, m.constF32(ib, eps));
-        Value r = math::RsqrtOp::create(ib, loc, t);
-        Value xn = arith::MulFOp::create(ib, loc, a[0], r);
-        return arith::MulFOp::create(ib, loc, xn, widenScalar(ib, loc, a[2]));
-      });
-}
-
-/// Layer weights, in llamaWeightShapes order.
-struct LayerWeights {
-  Value attnNorm, wq, wk, wv, wo, ffnNorm, w1, w2, w3;
-};
 
 /// One transformer layer over x [S, D]; returns the new x and caches.
 std::tuple<Value, Value, Value>
@@ -116,7 +25,7 @@ buildLayer(ModelBuilder &m, const LlamaParams &p, int64_t s, Value x, Value pos,
   const int64_t D = p.dim, NH = p.nHeads, NKV = p.nKvHeads, G = NH / NKV,
                 HD = p.headDim(), P = HD / 2, T = p.maxSeqLen, F = p.hiddenDim,
                 KVD = p.kvDim();
-  Value xn = rmsNorm(m, x, w.attnNorm, s, D, p.normEps);
+  Value xn = rmsNorm(m, x, w.attnNorm, "s", {s}, D, p.normEps);
   Value q = m.project("sd,ed->se", xn, w.wq, {s, D});
   Value k = m.project("sd,ed->se", xn, w.wk, {s, KVD});
   Value v = m.project("sd,ed->se", xn, w.wv, {s, KVD});
@@ -174,17 +83,12 @@ buildLayer(ModelBuilder &m, const LlamaParams &p, int64_t s, Value x, Value pos,
   Value h = m.einsum("sd,sd->sd", CombinerKind::add, {x, o}, {s, D});
 
   // SwiGLU feed-forward.
-  Value hn = rmsNorm(m, h, w.ffnNorm, s, D, p.normEps);
+  Value hn = rmsNorm(m, h, w.ffnNorm, "s", {s}, D, p.normEps);
   Value a = m.project("sd,fd->sf", hn, w.w1, {s, F});
   Value bb = m.project("sd,fd->sf", hn, w.w3, {s, F});
   Value g = m.map("", {a, bb}, m.f32({s, F}),
                   [&](OpBuilder &ib, Location loc, ValueRange v) -> Value {
-                    Value na = arith::NegFOp::create(ib, loc, v[0]);
-                    Value en = math::ExpOp::create(ib, loc, na);
-                    Value den =
-                        arith::AddFOp::create(ib, loc, m.constF32(ib, 1.0), en);
-                    Value silu = arith::DivFOp::create(ib, loc, v[0], den);
-                    return arith::MulFOp::create(ib, loc, silu, v[1]);
+                    return swiGluGate(m, ib, loc, v[0], v[1]);
                   });
   Value f = m.project("sf,df->sd", g, w.w2, {s, D});
   Value out = m.einsum("sd,sd->sd", CombinerKind::add, {h, f}, {s, D});
@@ -281,20 +185,7 @@ mlir::tra::buildLlamaModule(MLIRContext *context, const LlamaParams &p,
             });
   Value cos = GatherOp::create(b, loc, m.f32({s, P}), fcos, positions);
   Value sin = GatherOp::create(b, loc, m.f32({s, P}), fsin, positions);
-  Value rot =
-      m.map("sp,sp->sptu", {cos, sin}, m.f32({s, P, 2, 2}),
-            [&](OpBuilder &ib, Location l, ValueRange a) -> Value {
-              Value t = IndexOp::create(ib, l, 2);
-              Value u = IndexOp::create(ib, l, 3);
-              Value zero = arith::ConstantIndexOp::create(ib, l, 0);
-              Value diag =
-                  arith::CmpIOp::create(ib, l, arith::CmpIPredicate::eq, t, u);
-              Value first = arith::CmpIOp::create(
-                  ib, l, arith::CmpIPredicate::eq, t, zero);
-              Value ns = arith::NegFOp::create(ib, l, a[1]);
-              Value off = arith::SelectOp::create(ib, l, first, ns, a[1]);
-              return arith::SelectOp::create(ib, l, diag, a[0], off);
-            });
+  Value rot = rotaryMatrices(m, cos, sin, s, P);
 
   SmallVector<Value> results(1);
   for (int64_t l = 0; l < p.nLayers; ++l) {
@@ -310,7 +201,7 @@ mlir::tra::buildLlamaModule(MLIRContext *context, const LlamaParams &p,
   }
   Value norm = arg(w++);
   Value cls = p.sharedClassifier ? emb : arg(w++);
-  Value xn = rmsNorm(m, x, norm, s, D, p.normEps);
+  Value xn = rmsNorm(m, x, norm, "s", {s}, D, p.normEps);
   results[0] = m.project("sd,vd->sv", xn, cls, {s, V});
   func::ReturnOp::create(b, loc, results);
   return module;

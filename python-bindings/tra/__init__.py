@@ -40,10 +40,11 @@ machine (mpirun --oversubscribe; emulate_on_cpu=True for GPU files). Errors in t
 file, the inputs, a traced map function or the checkpoint raise ValueError
 with the diagnostics.
 """
-from ._tra import Llama, Model, llama_model, parse  # noqa: F401
+from ._tra import (Llama, Model, llama_model, llama_training_model,  # noqa: F401
+                   parse)
 from . import builder  # noqa: F401
 from .builder import Builder  # noqa: F401
 from .program import Program, Signature, Tensor, compile  # noqa: F401
 
 __all__ = ["Builder", "Llama", "Model", "Program", "Signature", "Tensor",
-           "builder", "compile", "llama_model", "parse"]
+           "builder", "compile", "llama_model", "llama_training_model", "parse"]

@@ -1,0 +1,154 @@
+//===- ModelBuilder.h - Helpers for writing LLaMA in tra --------*- C++ -*-===//
+//
+// Internal to lib/Frontend: the builder helpers and model pieces shared by
+// the inference step (Llama.cpp) and the training loss (LlamaTraining.cpp).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TRA_LIB_FRONTEND_MODELBUILDER_H
+#define TRA_LIB_FRONTEND_MODELBUILDER_H
+
+#include "tra/Dialect/TRA/IR/TRAOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/DenseMap.h"
+
+#include <functional>
+
+namespace mlir {
+namespace tra {
+namespace frontend {
+
+/// Small helpers over OpBuilder for writing the model.
+class ModelBuilder {
+public:
+  ModelBuilder(OpBuilder &b, Location loc) : b(b), loc(loc) {}
+
+  RankedTensorType f32(ArrayRef<int64_t> shape) {
+    return RankedTensorType::get(shape, b.getF32Type());
+  }
+
+  Value einsum(StringRef spec, CombinerKind combiner, ValueRange inputs,
+               ArrayRef<int64_t> shape,
+               AggregationKind agg = AggregationKind::sum) {
+    return EinsumOp::create(b, loc, f32(shape), spec, combiner, agg, inputs);
+  }
+
+  using BodyFn = std::function<Value(OpBuilder &, Location, ValueRange)>;
+  Value map(StringRef spec, ValueRange inputs, RankedTensorType type,
+            const BodyFn &body) {
+    auto op = MapOp::create(b, loc, type, inputs, spec);
+    Block &block = op.getBody().front();
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&block);
+    Value result = body(b, loc, block.getArguments());
+    YieldOp::create(b, loc, result);
+    return op;
+  }
+
+  /// x [.., d] times the weight w by `spec`, an f32 result. A 16-bit w
+  /// multiplies x rounded to its type (once per x and type), accumulating in
+  /// f32.
+  Value project(StringRef spec, Value x, Value w, ArrayRef<int64_t> shape) {
+    Type wt = llvm::cast<RankedTensorType>(w.getType()).getElementType();
+    if (!wt.isF32()) {
+      Value &rounded = roundedActivations[{x, wt}];
+      if (!rounded)
+        rounded = convert(x, wt);
+      x = rounded;
+    }
+    return einsum(spec, CombinerKind::mul, {x, w}, shape);
+  }
+
+  /// v with element type `type`.
+  Value convert(Value v, Type type) {
+    auto vt = llvm::cast<RankedTensorType>(v.getType());
+    if (vt.getElementType() == type)
+      return v;
+    return ConvertOp::create(b, loc, vt.clone(type), v);
+  }
+
+  Value reshape(Value v, ArrayRef<int64_t> shape) {
+    auto type = llvm::cast<RankedTensorType>(v.getType());
+    return ReshapeOp::create(
+        b, loc, RankedTensorType::get(shape, type.getElementType()), v);
+  }
+
+  Value constF32(OpBuilder &ib, double v) {
+    return arith::ConstantOp::create(ib, loc, ib.getF32FloatAttr(v));
+  }
+
+  OpBuilder &b;
+  Location loc;
+  llvm::DenseMap<std::pair<Value, Type>, Value> roundedActivations;
+};
+
+/// `v` (a scalar of a map body) widened to f32.
+inline Value widenScalar(OpBuilder &b, Location loc, Value v) {
+  if (v.getType().isF32())
+    return v;
+  return arith::ExtFOp::create(b, loc, b.getF32Type(), v);
+}
+
+/// x * rsqrt(mean(x^2) + eps) * w over the last dim of x, whose other
+/// dimensions are indexed by `rows` (letters other than 'd') with extents
+/// `rowShape`: "s" for [S, D], "bs" for [B, S, D].
+inline Value rmsNorm(ModelBuilder &m, Value x, Value w, StringRef rows,
+                     ArrayRef<int64_t> rowShape, int64_t d, double eps) {
+  std::string r = rows.str();
+  Value ss = m.einsum(r + "d->" + r, CombinerKind::square, {x}, rowShape);
+  SmallVector<int64_t> shape(rowShape);
+  shape.push_back(d);
+  return m.map(
+      r + "d," + r + ",d->" + r + "d", {x, ss, w}, m.f32(shape),
+      [&](OpBuilder &ib, Location loc, ValueRange a) -> Value {
+        Value mean =
+            arith::DivFOp::create(ib, loc, a[1], m.constF32(ib, double(d)));
+        Value t = arith::AddFOp::create(ib, loc, mean, m.constF32(ib, eps));
+        Value rs = math::RsqrtOp::create(ib, loc, t);
+        Value xn = arith::MulFOp::create(ib, loc, a[0], rs);
+        return arith::MulFOp::create(ib, loc, xn, widenScalar(ib, loc, a[2]));
+      });
+}
+
+/// silu(a) * b: SwiGLU's gate, as a map body.
+inline Value swiGluGate(ModelBuilder &m, OpBuilder &ib, Location loc, Value a,
+                        Value b) {
+  Value na = arith::NegFOp::create(ib, loc, a);
+  Value en = math::ExpOp::create(ib, loc, na);
+  Value den = arith::AddFOp::create(ib, loc, m.constF32(ib, 1.0), en);
+  Value silu = arith::DivFOp::create(ib, loc, a, den);
+  return arith::MulFOp::create(ib, loc, silu, b);
+}
+
+/// The 2x2 rotation of every (position, pair) from the rotary tables'
+/// rows cos, sin [S, P]: [S, P, 2, 2] = [[cos, -sin], [sin, cos]].
+inline Value rotaryMatrices(ModelBuilder &m, Value cos, Value sin, int64_t s,
+                            int64_t p) {
+  return m.map("sp,sp->sptu", {cos, sin}, m.f32({s, p, 2, 2}),
+               [&](OpBuilder &ib, Location l, ValueRange a) -> Value {
+                 Value t = IndexOp::create(ib, l, 2);
+                 Value u = IndexOp::create(ib, l, 3);
+                 Value zero = arith::ConstantIndexOp::create(ib, l, 0);
+                 Value diag = arith::CmpIOp::create(
+                     ib, l, arith::CmpIPredicate::eq, t, u);
+                 Value first = arith::CmpIOp::create(
+                     ib, l, arith::CmpIPredicate::eq, t, zero);
+                 Value ns = arith::NegFOp::create(ib, l, a[1]);
+                 Value off = arith::SelectOp::create(ib, l, first, ns, a[1]);
+                 return arith::SelectOp::create(ib, l, diag, a[0], off);
+               });
+}
+
+/// Layer weights, in llamaWeightShapes order.
+struct LayerWeights {
+  Value attnNorm, wq, wk, wv, wo, ffnNorm, w1, w2, w3;
+};
+
+} // namespace frontend
+} // namespace tra
+} // namespace mlir
+
+#endif // TRA_LIB_FRONTEND_MODELBUILDER_H
