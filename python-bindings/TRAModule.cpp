@@ -14,6 +14,7 @@
 #include "LlamaBindings.h"
 
 #include "tra/Autodiff/Autodiff.h"
+#include "tra/Autodiff/TrainStep.h"
 #include "tra/Dialect/TRA/IR/TRAOps.h"
 #include "tra/Frontend/Llama.h"
 #include "tra/Frontend/LlamaTraining.h"
@@ -156,6 +157,43 @@ public:
     return grad->getName().str();
   }
 
+  /// Adds a whole training step of the loss function `name`
+  /// (tra-train-step) and returns its name.
+  std::string trainStep(const std::string &name,
+                        const std::vector<std::string> &wrt,
+                        const std::string &optimizer, double beta1,
+                        double beta2, double eps, double weightDecay,
+                        double momentum, bool nesterov, double clipNorm,
+                        const std::string &stepName) {
+    func::FuncOp f = lookup(name);
+    OptimizerOptions opt;
+    std::optional<OptimizerKind> kind = parseOptimizerKind(optimizer);
+    if (!kind)
+      throw py::value_error("unknown optimizer '" + optimizer +
+                            "' (sgd or adamw)");
+    opt.kind = *kind;
+    opt.beta1 = beta1;
+    opt.beta2 = beta2;
+    opt.eps = eps;
+    opt.weightDecay = weightDecay;
+    opt.momentum = momentum;
+    opt.nesterov = nesterov;
+    opt.clipNorm = clipNorm;
+    GradientOptions gradient;
+    gradient.wrt.assign(wrt.begin(), wrt.end());
+    DiagnosticCollector diags(context.get());
+    FailureOr<func::FuncOp> step = buildTrainStep(f, gradient, opt, stepName);
+    if (failed(step))
+      throw py::value_error(diags.str());
+    if (failed(verify(*step))) {
+      std::string message = diags.str();
+      step->erase();
+      throw py::value_error("tra-train-step built an invalid function: " +
+                            message);
+    }
+    return step->getName().str();
+  }
+
 private:
   func::FuncOp lookup(const std::string &name) const {
     auto f = module->lookupSymbol<func::FuncOp>(name);
@@ -253,7 +291,19 @@ PYBIND11_MODULE(_tra, m) {
            "add the gradient function of a loss function (tra-autodiff): "
            "it returns the loss and grad_<arg> for each argument in `wrt` "
            "(default: the arguments marked tra.wrt, else every float one); "
-           "returns the new function's name");
+           "returns the new function's name")
+      .def("train_step", &Model::trainStep, py::arg("function"),
+           py::arg("wrt") = std::vector<std::string>(),
+           py::arg("optimizer") = "adamw", py::arg("beta1") = 0.9,
+           py::arg("beta2") = 0.999, py::arg("eps") = 1e-8,
+           py::arg("weight_decay") = 0.0, py::arg("momentum") = 0.0,
+           py::arg("nesterov") = false, py::arg("clip_norm") = 0.0,
+           py::arg("name") = "train_step",
+           "add a whole training step of a loss function (tra-train-step): "
+           "forward, gradients, clipping and an SGD or AdamW update; it "
+           "takes the loss's arguments, the optimizer states, lr (and step "
+           "for AdamW) and returns the loss, grad_norm and <name>_out for "
+           "every parameter and state; returns the step's name");
   m.def("parse", &parse, py::arg("text"),
         "parse and verify model-level tra IR (raises ValueError)");
   m.def("llama_model", &llamaModel, py::arg("params"), py::arg("seq_len") = 1,

@@ -33,9 +33,9 @@ static bool isFloatTensor(Type t) {
   return tt && llvm::isa<FloatType>(tt.getElementType());
 }
 
-/// The arguments to differentiate with respect to, by index.
-static FailureOr<SmallVector<unsigned>>
-chooseArguments(func::FuncOp func, const GradientOptions &options) {
+FailureOr<SmallVector<unsigned>>
+mlir::tra::resolveGradientArguments(func::FuncOp func,
+                                    const GradientOptions &options) {
   SmallVector<unsigned> wrt;
   unsigned n = func.getNumArguments();
   if (options.wrt.empty()) {
@@ -152,7 +152,8 @@ static FailureOr<OperandGradients> adjointOf(AdjointBuilder &ab, Operation *op,
 FailureOr<func::FuncOp>
 mlir::tra::buildGradientFunction(func::FuncOp func,
                                  const GradientOptions &options) {
-  FailureOr<SmallVector<unsigned>> wrt = chooseArguments(func, options);
+  FailureOr<SmallVector<unsigned>> wrt =
+      resolveGradientArguments(func, options);
   if (failed(wrt) || failed(checkDifferentiable(func)))
     return failure();
   auto module = func->getParentOfType<ModuleOp>();

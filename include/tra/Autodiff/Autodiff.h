@@ -33,6 +33,12 @@ struct GradientOptions {
 /// The name of the gradient result of the argument called `argName`.
 std::string gradientResultName(StringRef argName);
 
+/// The arguments of `func` that `options` chooses, by index, in argument
+/// order. Fails with a diagnostic for an unknown or non-float name, a name
+/// given twice, or no floating-point argument.
+FailureOr<SmallVector<unsigned>>
+resolveGradientArguments(func::FuncOp func, const GradientOptions &options);
+
 /// Adds to `func`'s module a function that takes `func`'s arguments and
 /// returns its loss (`func`'s single result, a floating-point tensor of one
 /// element) followed by the gradient of the loss with respect to each chosen

@@ -64,4 +64,62 @@ def AutodiffPass : Pass<"tra-autodiff", "::mlir::ModuleOp"> {
   ];
 }
 
+def TrainStepPass : Pass<"tra-train-step", "::mlir::ModuleOp"> {
+  let summary = "Add a whole training step (forward, backward, update)";
+  let description = [{
+    For the loss function `entry` (or the module's only function with a
+    body), adds the function `name` (default `train_step`): the loss's
+    forward pass, its gradient (as `tra-autodiff` builds it) with respect to
+    the parameters `wrt` (same defaults as `tra-autodiff`), the global
+    gradient norm, clipping to `clip-norm` (0: none) and one step of the
+    optimizer (`sgd` with `momentum`, `nesterov` and `weight-decay`, or
+    `adamw` with `beta1`, `beta2`, `eps` and decoupled `weight-decay`; the
+    rules are PyTorch's). The learning rate, and for AdamW the step number
+    (1 for the first step), are 0-d f32 arguments, so a schedule needs no
+    recompilation. Optimizer states (`<p>.adam_m`, `<p>.adam_v`, or
+    `<p>.momentum`) are arguments after the loss's; the step returns the
+    loss, `grad_norm`, then `<p>_out` for every parameter and state.
+
+    ```mlir
+    func.func @loss(%x: tensor<4x8xf32> {tra.name = "x"},
+                    %w: tensor<8x2xf32> {tra.name = "w", tra.wrt})
+        -> tensor<f32>
+    ```
+
+    with `--tra-train-step="optimizer=sgd momentum=0.9"` gains
+
+    ```mlir
+    func.func @train_step(%x: tensor<4x8xf32> {tra.name = "x"},
+                          %w: tensor<8x2xf32> {tra.name = "w"},
+                          %buf: tensor<8x2xf32> {tra.name = "w.momentum"},
+                          %lr: tensor<f32> {tra.name = "lr"})
+        -> (tensor<f32> {tra.name = "result0"},
+            tensor<f32> {tra.name = "grad_norm"},
+            tensor<8x2xf32> {tra.name = "w_out"},
+            tensor<8x2xf32> {tra.name = "w.momentum_out"})
+    ```
+  }];
+  let options = [
+    Option<"entry", "entry", "std::string", /*default=*/"\"\"",
+           "The loss function (default: the only function with a body)">,
+    ListOption<"wrt", "wrt", "std::string",
+               "Parameters to train, by name">,
+    Option<"stepName", "name", "std::string", /*default=*/"\"train_step\"",
+           "Name of the training step function">,
+    Option<"optimizer", "optimizer", "std::string", /*default=*/"\"adamw\"",
+           "sgd or adamw">,
+    Option<"beta1", "beta1", "double", /*default=*/"0.9", "AdamW beta1">,
+    Option<"beta2", "beta2", "double", /*default=*/"0.999", "AdamW beta2">,
+    Option<"eps", "eps", "double", /*default=*/"1e-8", "AdamW epsilon">,
+    Option<"weightDecay", "weight-decay", "double", /*default=*/"0.0",
+           "Weight decay (AdamW: decoupled)">,
+    Option<"momentum", "momentum", "double", /*default=*/"0.0",
+           "SGD momentum">,
+    Option<"nesterov", "nesterov", "bool", /*default=*/"false",
+           "SGD: Nesterov momentum">,
+    Option<"clipNorm", "clip-norm", "double", /*default=*/"0.0",
+           "Clip gradients to this global L2 norm (0: no clipping)">,
+  ];
+}
+
 #endif // TRA_AUTODIFF_PASSES_TD
