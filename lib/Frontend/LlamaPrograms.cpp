@@ -3,6 +3,7 @@
 #include "tra/Frontend/LlamaPrograms.h"
 
 #include "tra/Frontend/Llama.h"
+#include "tra/Frontend/LlamaTraining.h"
 #include "tra/Optimizer/Pipeline.h"
 
 #include "mlir/IR/Verifier.h"
@@ -76,4 +77,40 @@ llvm::Expected<CachedLibrary> mlir::tra::compileLlamaDistributedStep(
         "code generation for " + hardware.getName() +
         " failed: " + llvm::toString(library.takeError()));
   return library;
+}
+
+llvm::Expected<CompiledProgram> mlir::tra::compileLlamaTrainStep(
+    MLIRContext &context, const ::tra::rt::LlamaParams &params, int64_t batch,
+    int64_t seq, const OptimizerOptions &optimizer, int64_t threads,
+    StringRef cacheDirectory, StringRef keyExtra, llvm::raw_ostream &notes) {
+  if (seq < 1 || seq > params.maxSeqLen)
+    return llvm::createStringError(
+        "a training sequence of " + std::to_string(seq) +
+        " tokens does not fit the model's max_seq_len " +
+        std::to_string(params.maxSeqLen));
+  if (batch < 1)
+    return llvm::createStringError("the batch size must be at least 1");
+  OwningOpRef<ModuleOp> module =
+      buildLlamaTrainingModule(&context, params, batch, seq);
+  auto loss = module->lookupSymbol<func::FuncOp>("loss");
+  std::string diagnostics;
+  FailureOr<func::FuncOp> step;
+  {
+    ScopedDiagnosticHandler capture(&context, [&](Diagnostic &d) {
+      diagnostics += d.str() + "\n";
+      return success();
+    });
+    step = buildTrainStep(loss, GradientOptions(), optimizer, "train_step");
+  }
+  if (failed(step))
+    return llvm::createStringError("cannot build the training step: " +
+                                   diagnostics);
+  loss.erase(); // the step holds its forward pass
+  if (failed(verify(*module)))
+    return llvm::createStringError(
+        "internal error: the training step does not verify");
+  CodegenOptions options = stepOptions(threads);
+  options.entry = "train_step";
+  return loadOrCompileProgram(*module, options, cacheDirectory, keyExtra,
+                              notes);
 }

@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <limits>
 
 using namespace tra::rt;
 
@@ -178,4 +179,63 @@ Result<LlamaCheckpoint> tra::rt::readLlama2c(const std::string &path) {
   if (!p.sharedClassifier)
     ckpt.weights.push_back({"output.weight", view(take(V * D), {V, D})});
   return ckpt;
+}
+
+Status tra::rt::writeLlama2c(const std::string &path,
+                             const LlamaCheckpoint &checkpoint) {
+  const LlamaParams &p = checkpoint.params;
+  if (Status e = p.validate(); !e.ok())
+    return fileError(path,
+                     "cannot write a llama2.c checkpoint: " + e.message());
+  const int64_t limit = std::numeric_limits<int32_t>::max();
+  for (int64_t v : {p.dim, p.hiddenDim, p.nLayers, p.nHeads, p.nKvHeads,
+                    p.vocabSize, p.maxSeqLen})
+    if (v > limit)
+      return fileError(path, "a hyper-parameter exceeds the llama2.c "
+                             "header's 32-bit fields");
+  auto writer = AtomicFileWriter::create(path);
+  if (!writer)
+    return writer.error();
+  int32_t header[7] = {int32_t(p.dim),      int32_t(p.hiddenDim),
+                       int32_t(p.nLayers),  int32_t(p.nHeads),
+                       int32_t(p.nKvHeads), int32_t(p.vocabSize),
+                       int32_t(p.maxSeqLen)};
+  if (!p.sharedClassifier)
+    header[5] = -header[5];
+  if (Status s = writer->write(header, sizeof(header)); !s.ok())
+    return s;
+  auto put = [&](const std::string &name) -> Status {
+    const HostTensor *w = checkpoint.find(name);
+    if (!w)
+      return fileError(path, "the checkpoint has no weight " + quoteName(name));
+    HostTensor f = convert(*w, DType::F32);
+    return writer->write(f.data(), f.byteSize());
+  };
+  auto layered = [&](const char *suffix) -> Status {
+    for (int64_t l = 0; l < p.nLayers; ++l)
+      if (Status s = put("layers." + std::to_string(l) + "." + suffix); !s.ok())
+        return s;
+    return Status::success();
+  };
+  std::vector<float> cos, sin;
+  computeRopeTables(p, cos, sin);
+  Status s = put("tok_embeddings.weight");
+  for (const char *suffix :
+       {"attention_norm.weight", "attention.wq.weight", "attention.wk.weight",
+        "attention.wv.weight", "attention.wo.weight", "ffn_norm.weight",
+        "feed_forward.w1.weight", "feed_forward.w2.weight",
+        "feed_forward.w3.weight"})
+    if (s.ok())
+      s = layered(suffix);
+  if (s.ok())
+    s = put("norm.weight");
+  if (s.ok())
+    s = writer->write(cos.data(), cos.size() * sizeof(float));
+  if (s.ok())
+    s = writer->write(sin.data(), sin.size() * sizeof(float));
+  if (s.ok() && !p.sharedClassifier)
+    s = put("output.weight");
+  if (!s.ok())
+    return s;
+  return writer->commit();
 }

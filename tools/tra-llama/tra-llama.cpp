@@ -31,6 +31,7 @@
 #include "Distributed.h"
 #include "Options.h"
 #include "Reshard.h"
+#include "Train.h"
 #include "tra/Dialect/TRA/IR/TRAOps.h"
 #include "tra/Engine/Checkpoint.h"
 #include "tra/Engine/Generate.h"
@@ -81,9 +82,10 @@ llvm::cl::OptionCategory &getToolCategory() {
   return category;
 }
 
-static cl::opt<std::string> command(cl::Positional, cl::Required,
-                                    cl::desc("<emit|run|tokenize|reshard>"),
-                                    cl::cat(getToolCategory()));
+static cl::opt<std::string>
+    command(cl::Positional, cl::Required,
+            cl::desc("<emit|run|tokenize|reshard|train>"),
+            cl::cat(getToolCategory()));
 static cl::opt<std::string> text(cl::Positional, cl::desc("[text]"),
                                  cl::init(""), cl::cat(getToolCategory()));
 static cl::opt<std::string> checkpointPath(
@@ -693,9 +695,13 @@ int main(int argc, char **argv) {
     return tokenize();
   if (command == "reshard")
     return runReshard({checkpointPath, hwSpec, outputPath, seqLen, maxSeqLen});
+  if (command == "train")
+    return runTrain({checkpointPath, hwSpec, outputPath, tokenizerPath,
+                     libraryCacheDirectory(), steps, numThreads,
+                     uint64_t(sampleSeed)});
   if (command != "emit" && command != "run")
     return fail("unknown command '" + command +
-                "' (expected emit, run, tokenize or reshard)");
+                "' (expected emit, run, tokenize, reshard or train)");
   if (checkpointPath.empty())
     return fail(command + " needs --checkpoint");
   MLIRContext context;

@@ -12,6 +12,7 @@
 #ifndef TRA_FRONTEND_LLAMAPROGRAMS_H
 #define TRA_FRONTEND_LLAMAPROGRAMS_H
 
+#include "tra/Autodiff/TrainStep.h"
 #include "tra/Frontend/Llama.h"
 #include "tra/Hardware/Hardware.h"
 #include "tra/Runtime/Llama.h"
@@ -48,6 +49,17 @@ llvm::Expected<CachedLibrary> compileLlamaDistributedStep(
     StringRef cacheDirectory, StringRef scratchDirectory,
     llvm::raw_ostream &notes, bool cuda = false,
     const LlamaWeightDTypes &weightDTypes = {});
+
+/// Builds the training loss of `params` over `batch` sequences of `seq`
+/// tokens (buildLlamaTrainingModule), its whole training step with
+/// `optimizer` (buildTrainStep: every weight is a parameter) as
+/// @train_step, and compiles it for one device with `threads` threads (or
+/// loads it from `cacheDirectory`; `keyExtra` is part of the cache key).
+/// The runtime's engine::Trainer runs it.
+llvm::Expected<CompiledProgram> compileLlamaTrainStep(
+    MLIRContext &context, const ::tra::rt::LlamaParams &params, int64_t batch,
+    int64_t seq, const OptimizerOptions &optimizer, int64_t threads,
+    StringRef cacheDirectory, StringRef keyExtra, llvm::raw_ostream &notes);
 
 } // namespace tra
 } // namespace mlir

@@ -77,6 +77,11 @@ struct LlamaCheckpoint {
 /// header implies; every error names the file.
 Result<LlamaCheckpoint> readLlama2c(const std::string &path);
 
+/// Writes `checkpoint` (every weight of its parameters, any element type,
+/// stored as f32) as a llama2.c `.bin` file readLlama2c reads back,
+/// atomically, with the rotary tables of computeRopeTables.
+Status writeLlama2c(const std::string &path, const LlamaCheckpoint &checkpoint);
+
 } // namespace tra::rt
 
 #endif // TRA_RUNTIME_LLAMA_H
