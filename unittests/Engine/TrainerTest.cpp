@@ -1,0 +1,197 @@
+//===- TrainerTest.cpp - The training loop's pieces -----------------------===//
+//
+// The learning-rate schedule, the batches of a token stream, and training
+// checkpoints (llama2.c + safetensors, written atomically and read back).
+// The compiled training step itself is run by test/Frontend/train.test.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tra/Engine/Trainer.h"
+
+#include "tra/Runtime/File.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <unistd.h>
+
+using namespace tra;
+using namespace tra::engine;
+
+namespace {
+
+TEST(LearningRateSchedule, WarmsUpLinearlyThenDecaysByACosine) {
+  LearningRateSchedule s{/*peak=*/1.0, /*min=*/0.1, /*warmup=*/4,
+                         /*total=*/14};
+  EXPECT_DOUBLE_EQ(s.at(1), 0.25);
+  EXPECT_DOUBLE_EQ(s.at(4), 1.0);
+  // Halfway through the decay: the mean of peak and min.
+  EXPECT_NEAR(s.at(9), 0.55, 1e-12);
+  EXPECT_NEAR(s.at(14), 0.1, 1e-12);
+  // Past the end (a resumed run with more steps) it stays at min.
+  EXPECT_NEAR(s.at(20), 0.1, 1e-12);
+  LearningRateSchedule constant{0.5, 0.5, 0, 10};
+  for (int64_t t = 1; t <= 10; ++t)
+    EXPECT_DOUBLE_EQ(constant.at(t), 0.5);
+}
+
+TEST(TokenBatches, WindowsFollowEachOtherAndWrapAround) {
+  std::vector<int64_t> stream;
+  for (int64_t i = 0; i < 10; ++i)
+    stream.push_back(i);
+  auto batches = TokenBatches::create(stream, 10, /*batch=*/2, /*seq=*/3,
+                                      "data.npy");
+  ASSERT_TRUE(batches.ok()) << batches.message();
+  std::vector<int64_t> tokens, targets;
+  batches->get(0, tokens, targets);
+  EXPECT_EQ(tokens, (std::vector<int64_t>{0, 1, 2, 3, 4, 5}));
+  EXPECT_EQ(targets, (std::vector<int64_t>{1, 2, 3, 4, 5, 6}));
+  batches->get(1, tokens, targets);
+  EXPECT_EQ(tokens, (std::vector<int64_t>{6, 7, 8, 9, 0, 1}));
+  EXPECT_EQ(targets, (std::vector<int64_t>{7, 8, 9, 0, 1, 2}));
+}
+
+TEST(TokenBatches, BadStreamsAreErrorsNamingTheFile) {
+  auto empty = TokenBatches::create({}, 10, 1, 3, "d.npy");
+  ASSERT_FALSE(empty.ok());
+  EXPECT_EQ(empty.message(), "d.npy: holds no tokens");
+  auto shortStream = TokenBatches::create({1, 2, 3}, 10, 1, 3, "d.npy");
+  ASSERT_FALSE(shortStream.ok());
+  EXPECT_EQ(shortStream.message(),
+            "d.npy: holds 3 tokens, fewer than one training sequence of 3 "
+            "tokens and its next-token target (4)");
+  auto badId = TokenBatches::create({1, 2, 10, 3}, 10, 1, 2, "d.npy");
+  ASSERT_FALSE(badId.ok());
+  EXPECT_EQ(badId.message(), "d.npy: token 2 is 10, outside the model's "
+                             "vocabulary [0, 10)");
+  auto negative = TokenBatches::create({1, -1, 2}, 10, 1, 2, "d.npy");
+  ASSERT_FALSE(negative.ok());
+}
+
+/// A small model with distinct values in every weight.
+rt::LlamaCheckpoint smallModel(bool shared) {
+  rt::LlamaCheckpoint ckpt;
+  rt::LlamaParams &p = ckpt.params;
+  p.dim = 4;
+  p.hiddenDim = 6;
+  p.nLayers = 2;
+  p.nHeads = 2;
+  p.nKvHeads = 1;
+  p.vocabSize = 7;
+  p.maxSeqLen = 8;
+  p.sharedClassifier = shared;
+  double v = 0;
+  for (auto &[name, shape] : rt::llamaWeightShapes(p)) {
+    int64_t n = 1;
+    for (int64_t d : shape)
+      n *= d;
+    std::vector<double> values;
+    for (int64_t i = 0; i < n; ++i)
+      values.push_back(v += 0.25);
+    ckpt.weights.push_back(
+        {name, rt::HostTensor::fromDoubles(rt::DType::F32, shape, values)});
+  }
+  return ckpt;
+}
+
+std::string scratchDir(const char *name) {
+  std::string dir = std::filesystem::temp_directory_path().string() +
+                    "/tra-trainer-test-" + std::to_string(::getpid()) + "-" +
+                    name;
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
+void expectSameWeights(const rt::LlamaCheckpoint &a,
+                       const rt::LlamaCheckpoint &b) {
+  ASSERT_EQ(a.weights.size(), b.weights.size());
+  for (const auto &[name, tensor] : a.weights) {
+    const rt::HostTensor *other = b.find(name);
+    ASSERT_NE(other, nullptr) << name;
+    ASSERT_EQ(other->shape(), tensor.shape()) << name;
+    for (int64_t i = 0; i < tensor.numElements(); ++i)
+      ASSERT_EQ(other->loadAsDouble(i), tensor.loadAsDouble(i)) << name;
+  }
+}
+
+TEST(Llama2c, WrittenCheckpointsReadBack) {
+  std::string dir = scratchDir("llama2c");
+  for (bool shared : {true, false}) {
+    rt::LlamaCheckpoint ckpt = smallModel(shared);
+    std::string path = dir + (shared ? "/shared.bin" : "/own.bin");
+    rt::Status s = rt::writeLlama2c(path, ckpt);
+    ASSERT_TRUE(s.ok()) << s.message();
+    auto back = rt::readLlama2c(path);
+    ASSERT_TRUE(back.ok()) << back.message();
+    EXPECT_EQ(back->params.sharedClassifier, shared);
+    EXPECT_EQ(back->params.vocabSize, 7);
+    expectSameWeights(ckpt, *back);
+  }
+  rt::LlamaCheckpoint missing = smallModel(true);
+  missing.weights.pop_back();
+  rt::Status s = rt::writeLlama2c(dir + "/missing.bin", missing);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("has no weight 'norm.weight'"),
+            std::string::npos)
+      << s.message();
+  EXPECT_FALSE(std::filesystem::exists(dir + "/missing.bin"));
+  std::filesystem::remove_all(dir);
+}
+
+TEST(TrainingCheckpoint, WrittenAtomicallyAndReadBackThroughLatest) {
+  std::string dir = scratchDir("checkpoint");
+  rt::LlamaCheckpoint ckpt = smallModel(true);
+  std::vector<rt::NamedTensor> states = {
+      {"norm.weight.adam_m",
+       rt::HostTensor::fromDoubles(rt::DType::F32, {4}, {1, 2, 3, 4})}};
+  rt::Status s = writeTrainingCheckpoint(dir + "/step-3", ckpt, states, 3,
+                                         {{"optimizer", "adamw"}});
+  ASSERT_TRUE(s.ok()) << s.message();
+  // No temporary directory is left, and latest names the checkpoint.
+  std::vector<std::string> names;
+  for (const auto &entry : std::filesystem::directory_iterator(dir))
+    names.push_back(entry.path().filename().string());
+  std::sort(names.begin(), names.end());
+  EXPECT_EQ(names, (std::vector<std::string>{"latest", "step-3"}));
+  auto back = readTrainingCheckpoint(dir);
+  ASSERT_TRUE(back.ok()) << back.message();
+  EXPECT_EQ(back->step, 3);
+  expectSameWeights(ckpt, back->weights);
+  ASSERT_EQ(back->states.size(), 1u);
+  EXPECT_EQ(back->states[0].name, "norm.weight.adam_m");
+  EXPECT_EQ(back->states[0].tensor.loadAsDouble(3), 4.0);
+  bool sawOptimizer = false;
+  for (const auto &[key, value] : back->metadata)
+    sawOptimizer |= key == "optimizer" && value == "adamw";
+  EXPECT_TRUE(sawOptimizer);
+  // A checkpoint never replaces another.
+  rt::Status again =
+      writeTrainingCheckpoint(dir + "/step-3", ckpt, states, 3, {});
+  ASSERT_FALSE(again.ok());
+  EXPECT_NE(again.message().find("exists already"), std::string::npos);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(TrainingCheckpoint, ReadingNamesWhatIsMissing) {
+  std::string dir = scratchDir("missing");
+  auto none = readTrainingCheckpoint(dir + "/nothing");
+  ASSERT_FALSE(none.ok());
+  EXPECT_NE(none.message().find("nothing/model.bin"), std::string::npos)
+      << none.message();
+  {
+    auto w = rt::AtomicFileWriter::create(dir + "/latest");
+    ASSERT_TRUE(w.ok());
+    ASSERT_TRUE(w->write("../x\n", 5).ok());
+    ASSERT_TRUE(w->commit().ok());
+  }
+  auto bad = readTrainingCheckpoint(dir);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.message().find("does not name a checkpoint directory"),
+            std::string::npos);
+  std::filesystem::remove_all(dir);
+}
+
+} // namespace
