@@ -30,13 +30,7 @@ Value AdjointBuilder::einsum(StringRef spec, CombinerKind combiner,
 
 Value AdjointBuilder::map(StringRef spec, ValueRange inputs,
                           RankedTensorType type, const ScalarBodyFn &body) {
-  auto op = MapOp::create(b, loc, type, inputs, spec);
-  Block &block = op.getBody().front();
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(&block);
-  Value result = body(b, loc, block.getArguments());
-  YieldOp::create(b, loc, result);
-  return op;
+  return createMap(b, loc, type, inputs, spec, body);
 }
 
 Value AdjointBuilder::add(Value x, Value y) {

@@ -112,38 +112,30 @@ static Type weightElementType(OpBuilder &b, ::tra::rt::DType dtype) {
 OwningOpRef<ModuleOp>
 mlir::tra::buildLlamaModule(MLIRContext *context, const LlamaParams &p,
                             int64_t s, const LlamaWeightDTypes &weightDTypes) {
-  context->loadDialect<TRADialect, func::FuncDialect, arith::ArithDialect,
-                       math::MathDialect>();
-  Location loc = UnknownLoc::get(context);
   OpBuilder b(context);
-  OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
-  b.setInsertionPointToEnd(module->getBody());
+  OwningOpRef<ModuleOp> module = createModelModule(context, b);
+  Location loc = module->getLoc();
   ModelBuilder m(b, loc);
 
   const int64_t T = p.maxSeqLen, P = p.headDim() / 2, V = p.vocabSize,
                 D = p.dim;
-  SmallVector<Type> argTypes;
-  SmallVector<std::string> argNames;
-  auto addArg = [&](std::string name, Type type) {
-    argNames.push_back(std::move(name));
-    argTypes.push_back(type);
-  };
-  addArg("tokens", RankedTensorType::get({s}, b.getI64Type()));
-  addArg("pos", RankedTensorType::get({}, b.getI64Type()));
-  addArg("freqs_cos", m.f32({T, P}));
-  addArg("freqs_sin", m.f32({T, P}));
+  ModelSignature sig;
+  sig.add("tokens", RankedTensorType::get({s}, b.getI64Type()));
+  sig.add("pos", RankedTensorType::get({}, b.getI64Type()));
+  sig.add("freqs_cos", m.f32({T, P}));
+  sig.add("freqs_sin", m.f32({T, P}));
   auto cacheType = m.f32({T, p.nKvHeads, p.headDim()});
   for (int64_t l = 0; l < p.nLayers; ++l) {
-    addArg("layers." + std::to_string(l) + ".k_cache", cacheType);
-    addArg("layers." + std::to_string(l) + ".v_cache", cacheType);
+    sig.add("layers." + std::to_string(l) + ".k_cache", cacheType);
+    sig.add("layers." + std::to_string(l) + ".v_cache", cacheType);
   }
-  unsigned firstWeight = argTypes.size();
+  unsigned firstWeight = sig.types.size();
   for (auto &[name, shape] : ::tra::rt::llamaWeightShapes(p)) {
     auto dtype = weightDTypes.find(name);
     Type elt = dtype == weightDTypes.end()
                    ? b.getF32Type()
                    : weightElementType(b, dtype->second);
-    addArg(name, RankedTensorType::get(shape, elt));
+    sig.add(name, RankedTensorType::get(shape, elt));
   }
 
   SmallVector<Type> resultTypes = {m.f32({s, V})};
@@ -156,14 +148,8 @@ mlir::tra::buildLlamaModule(MLIRContext *context, const LlamaParams &p,
     }
   }
 
-  auto func = func::FuncOp::create(b, loc, "forward",
-                                   b.getFunctionType(argTypes, resultTypes));
-  for (auto [i, name] : llvm::enumerate(argNames))
-    func.setArgAttr(i, "tra.name", b.getStringAttr(name));
-  for (auto [i, name] : llvm::enumerate(resultNames))
-    func.setResultAttr(i, "tra.name", b.getStringAttr(name));
-  Block *entry = func.addEntryBlock();
-  b.setInsertionPointToStart(entry);
+  func::FuncOp func = sig.create(b, loc, "forward", resultTypes, resultNames);
+  Block *entry = &func.getBody().front();
   auto arg = [&](unsigned i) { return entry->getArgument(i); };
 
   Value tokens = arg(0), pos = arg(1), fcos = arg(2), fsin = arg(3);
@@ -189,10 +175,7 @@ mlir::tra::buildLlamaModule(MLIRContext *context, const LlamaParams &p,
 
   SmallVector<Value> results(1);
   for (int64_t l = 0; l < p.nLayers; ++l) {
-    LayerWeights lw;
-    for (Value *slot : {&lw.attnNorm, &lw.wq, &lw.wk, &lw.wv, &lw.wo,
-                        &lw.ffnNorm, &lw.w1, &lw.w2, &lw.w3})
-      *slot = arg(w++);
+    LayerWeights lw = LayerWeights::take(entry, w);
     auto [out, kc, vc] =
         buildLayer(m, p, s, x, pos, rot, arg(4 + 2 * l), arg(5 + 2 * l), lw);
     x = out;

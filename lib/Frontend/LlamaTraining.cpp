@@ -133,40 +133,26 @@ OwningOpRef<ModuleOp> mlir::tra::buildLlamaTrainingModule(MLIRContext *context,
                                                           const LlamaParams &p,
                                                           int64_t B,
                                                           int64_t S) {
-  context->loadDialect<TRADialect, func::FuncDialect, arith::ArithDialect,
-                       math::MathDialect>();
-  Location loc = UnknownLoc::get(context);
   OpBuilder b(context);
-  OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
-  b.setInsertionPointToEnd(module->getBody());
+  OwningOpRef<ModuleOp> module = createModelModule(context, b);
+  Location loc = module->getLoc();
   ModelBuilder m(b, loc);
 
   const int64_t T = p.maxSeqLen, P = p.headDim() / 2, V = p.vocabSize,
                 D = p.dim;
-  SmallVector<Type> argTypes;
-  SmallVector<std::string> argNames;
-  auto addArg = [&](std::string name, Type type) {
-    argNames.push_back(std::move(name));
-    argTypes.push_back(type);
-  };
-  addArg("tokens", RankedTensorType::get({B, S}, b.getI64Type()));
-  addArg("targets", RankedTensorType::get({B, S}, b.getI64Type()));
-  addArg("freqs_cos", m.f32({T, P}));
-  addArg("freqs_sin", m.f32({T, P}));
-  unsigned firstWeight = argTypes.size();
+  ModelSignature sig;
+  sig.add("tokens", RankedTensorType::get({B, S}, b.getI64Type()));
+  sig.add("targets", RankedTensorType::get({B, S}, b.getI64Type()));
+  sig.add("freqs_cos", m.f32({T, P}));
+  sig.add("freqs_sin", m.f32({T, P}));
+  unsigned firstWeight = sig.types.size();
   for (auto &[name, shape] : ::tra::rt::llamaWeightShapes(p))
-    addArg(name, m.f32(shape));
+    sig.add(name, m.f32(shape));
 
-  auto func = func::FuncOp::create(b, loc, "loss",
-                                   b.getFunctionType(argTypes, {m.f32({})}));
-  for (auto [i, name] : llvm::enumerate(argNames)) {
-    func.setArgAttr(i, "tra.name", b.getStringAttr(name));
-    if (i >= firstWeight)
-      func.setArgAttr(i, "tra.wrt", b.getUnitAttr());
-  }
-  func.setResultAttr(0, "tra.name", b.getStringAttr("loss"));
-  Block *entry = func.addEntryBlock();
-  b.setInsertionPointToStart(entry);
+  func::FuncOp func = sig.create(b, loc, "loss", {m.f32({})}, {"loss"});
+  for (unsigned i = firstWeight; i < sig.types.size(); ++i)
+    func.setArgAttr(i, "tra.wrt", b.getUnitAttr());
+  Block *entry = &func.getBody().front();
   auto arg = [&](unsigned i) { return entry->getArgument(i); };
 
   Value tokens = arg(0), targets = arg(1);
@@ -177,11 +163,7 @@ OwningOpRef<ModuleOp> mlir::tra::buildLlamaTrainingModule(MLIRContext *context,
   Value emb = arg(w++);
   Value x = GatherOp::create(b, loc, m.f32({B, S, D}), emb, tokens);
   for (int64_t l = 0; l < p.nLayers; ++l) {
-    LayerWeights lw;
-    for (Value *slot : {&lw.attnNorm, &lw.wq, &lw.wk, &lw.wv, &lw.wo,
-                        &lw.ffnNorm, &lw.w1, &lw.w2, &lw.w3})
-      *slot = arg(w++);
-    x = buildTrainingLayer(m, p, B, S, x, rot, lw);
+    x = buildTrainingLayer(m, p, B, S, x, rot, LayerWeights::take(entry, w));
   }
   Value norm = arg(w++);
   Value cls = p.sharedClassifier ? emb : arg(w++);

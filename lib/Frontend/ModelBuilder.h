@@ -11,8 +11,10 @@
 #include "tra/Dialect/TRA/IR/TRAOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
 #include "llvm/ADT/DenseMap.h"
 
 #include <functional>
@@ -39,13 +41,7 @@ public:
   using BodyFn = std::function<Value(OpBuilder &, Location, ValueRange)>;
   Value map(StringRef spec, ValueRange inputs, RankedTensorType type,
             const BodyFn &body) {
-    auto op = MapOp::create(b, loc, type, inputs, spec);
-    Block &block = op.getBody().front();
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(&block);
-    Value result = body(b, loc, block.getArguments());
-    YieldOp::create(b, loc, result);
-    return op;
+    return createMap(b, loc, type, inputs, spec, body);
   }
 
   /// x [.., d] times the weight w by `spec`, an f32 result. A 16-bit w
@@ -145,7 +141,54 @@ inline Value rotaryMatrices(ModelBuilder &m, Value cos, Value sin, int64_t s,
 /// Layer weights, in llamaWeightShapes order.
 struct LayerWeights {
   Value attnNorm, wq, wk, wv, wo, ffnNorm, w1, w2, w3;
+
+  /// The weights of one layer: the arguments of `entry` from `next` on
+  /// (advanced past them).
+  static LayerWeights take(Block *entry, unsigned &next) {
+    LayerWeights lw;
+    for (Value *slot : {&lw.attnNorm, &lw.wq, &lw.wk, &lw.wv, &lw.wo,
+                        &lw.ffnNorm, &lw.w1, &lw.w2, &lw.w3})
+      *slot = entry->getArgument(next++);
+    return lw;
+  }
 };
+
+/// The arguments of a model function being written, each with its
+/// `tra.name`.
+struct ModelSignature {
+  SmallVector<Type> types;
+  SmallVector<std::string> names;
+
+  void add(std::string name, Type type) {
+    names.push_back(std::move(name));
+    types.push_back(type);
+  }
+
+  /// Creates the function `name` of these arguments and `results` (named
+  /// `resultNames`) with an entry block, and sets `b` at its start.
+  func::FuncOp create(OpBuilder &b, Location loc, StringRef name,
+                      ArrayRef<Type> results,
+                      ArrayRef<std::string> resultNames) const {
+    auto func =
+        func::FuncOp::create(b, loc, name, b.getFunctionType(types, results));
+    for (auto [i, n] : llvm::enumerate(names))
+      func.setArgAttr(i, "tra.name", b.getStringAttr(n));
+    for (auto [i, n] : llvm::enumerate(resultNames))
+      func.setResultAttr(i, "tra.name", b.getStringAttr(n));
+    b.setInsertionPointToStart(func.addEntryBlock());
+    return func;
+  }
+};
+
+/// A module for a model: the dialects loaded, `b` at the module's end.
+inline OwningOpRef<ModuleOp> createModelModule(MLIRContext *context,
+                                               OpBuilder &b) {
+  context->loadDialect<TRADialect, func::FuncDialect, arith::ArithDialect,
+                       math::MathDialect>();
+  OwningOpRef<ModuleOp> module = ModuleOp::create(UnknownLoc::get(context));
+  b.setInsertionPointToEnd(module->getBody());
+  return module;
+}
 
 } // namespace frontend
 } // namespace tra

@@ -12,12 +12,12 @@ import sys
 
 import numpy as np
 import pytest
-import torch
 
 import tra
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import test_llama_gradients as llama  # noqa: E402
+from test_train_step import (llama_setup, torch_adamw_losses,  # noqa: E402
+                             tra_adamw_losses)
 
 PARAMS = dict(dim=32, hidden_dim=48, n_layers=2, n_heads=4, n_kv_heads=2,
               vocab_size=64, max_seq_len=16, shared_classifier=True)
@@ -27,61 +27,15 @@ HW = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
 
 
 def setup():
-    rng = np.random.default_rng(1)
-    model = tra.llama_training_model(PARAMS, batch=BATCH, seq_len=SEQ)
-    sig = model.signature("loss")
-    weights = {}
-    for arg in sig["arguments"][4:]:
-        base = 1.0 if arg["name"].endswith("norm.weight") else 0.0
-        weights[arg["name"]] = (base + 0.1 * rng.standard_normal(
-            tuple(arg["shape"]))).astype(np.float32)
-    stream = np.tile(rng.integers(0, PARAMS["vocab_size"], size=20), 80)
+    model, weights, stream = llama_setup(PARAMS, BATCH, SEQ, seed=1,
+                                         period=20)
     model.train_step("loss", optimizer="adamw", weight_decay=0.01)
     return model, weights, stream
 
 
-def batch_at(stream, step):
-    starts = [(step * BATCH + i) * SEQ for i in range(BATCH)]
-    rows = np.stack([stream[o:o + SEQ + 1] for o in starts])
-    return rows[:, :-1], rows[:, 1:]
-
-
-def run_tra(program, weights, stream):
-    cos, sin = llama.rope_tables(PARAMS)
-    values = dict(weights)
-    states = {}
-    for k, v in weights.items():
-        states[k + ".adam_m"] = np.zeros_like(v)
-        states[k + ".adam_v"] = np.zeros_like(v)
-    losses = []
-    for step in range(STEPS):
-        tokens, targets = batch_at(stream, step)
-        out = program(**values, **states, tokens=tokens, targets=targets,
-                      freqs_cos=cos, freqs_sin=sin, lr=np.float32(LR),
-                      step=np.float32(step + 1))
-        values = {k: out[k + "_out"] for k in values}
-        states = {k: out[k + "_out"] for k in states}
-        losses.append(float(out["loss"]))
-    return np.array(losses), values
-
-
-def run_torch(weights, stream):
-    cos, sin = (torch.tensor(t, dtype=torch.float64)
-                for t in llama.rope_tables(PARAMS))
-    w = {k: torch.tensor(v, dtype=torch.float64, requires_grad=True)
-         for k, v in weights.items()}
-    opt = torch.optim.AdamW(list(w.values()), lr=float(np.float32(LR)),
-                            weight_decay=0.01)
-    losses = []
-    for step in range(STEPS):
-        tokens, targets = batch_at(stream, step)
-        opt.zero_grad()
-        loss = llama.torch_loss(w, torch.tensor(tokens), torch.tensor(targets),
-                                cos, sin, PARAMS)
-        loss.backward()
-        opt.step()
-        losses.append(loss.item())
-    return np.array(losses)
+def run(program, weights, stream):
+    return tra_adamw_losses(program, PARAMS, weights, stream, STEPS, LR,
+                            BATCH, SEQ)
 
 
 @pytest.fixture(scope="module")
@@ -89,8 +43,8 @@ def reference(tmp_path_factory):
     model, weights, stream = setup()
     program = tra.compile(model, hw="local", entry="train_step",
                           cache_dir=str(tmp_path_factory.mktemp("cache")))
-    losses, final = run_tra(program, weights, stream)
-    want = run_torch(weights, stream)
+    losses, final = run(program, weights, stream)
+    want = torch_adamw_losses(PARAMS, weights, stream, STEPS, LR, BATCH, SEQ)
     return losses, final, want
 
 
@@ -107,7 +61,7 @@ def test_several_devices_match_one(reference, hw, tmp_path):
     program = tra.compile(model, hw=os.path.join(HW, hw), entry="train_step",
                           cache_dir=str(tmp_path),
                           emulate_on_cpu=hw.startswith("dgx"))
-    got, got_final = run_tra(program, weights, stream)
+    got, got_final = run(program, weights, stream)
     assert np.max(np.abs(got - want) / np.abs(want)) <= 1e-3
     assert np.max(np.abs(got - losses) / np.abs(losses)) <= 1e-4
     for k, v in final.items():

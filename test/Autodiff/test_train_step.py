@@ -146,52 +146,52 @@ def test_errors():
         half.train_step("loss")
 
 
-def llama_setup(seed=5):
+def llama_setup(params, batch, seq, seed, period):
+    """The training loss of `params`, random weights (norms near 1), and a
+    stream with structure to learn: `period` random ids, repeated."""
     rng = np.random.default_rng(seed)
-    model = tra.llama_training_model(llama.PARAMS, batch=llama.BATCH,
-                                     seq_len=llama.SEQ)
-    sig = model.signature("loss")
+    model = tra.llama_training_model(params, batch=batch, seq_len=seq)
     weights = {}
-    for arg in sig["arguments"][4:]:
-        shape = tuple(arg["shape"])
+    for arg in model.signature("loss")["arguments"][4:]:
         base = 1.0 if arg["name"].endswith("norm.weight") else 0.0
-        weights[arg["name"]] = (base + 0.1 * rng.standard_normal(shape)) \
-            .astype(np.float32)
-    # A stream with structure to learn: a random sequence of 40 tokens,
-    # repeated.
-    stream = np.tile(rng.integers(0, llama.PARAMS["vocab_size"], size=40), 100)
+        weights[arg["name"]] = (base + 0.1 * rng.standard_normal(
+            tuple(arg["shape"]))).astype(np.float32)
+    stream = np.tile(rng.integers(0, params["vocab_size"], size=period),
+                     4000 // period)
     return model, weights, stream
 
 
-def batch_at(stream, step):
+def batch_at(stream, step, batch, seq):
     """Step `step`'s tokens and targets: consecutive windows of the stream."""
-    b, s = llama.BATCH, llama.SEQ
-    starts = [(step * b + i) * s for i in range(b)]
-    rows = np.stack([stream[o:o + s + 1] for o in starts])
+    starts = [(step * batch + i) * seq for i in range(batch)]
+    rows = np.stack([stream[o:o + seq + 1] for o in starts])
     return rows[:, :-1], rows[:, 1:]
 
 
-def torch_adamw_losses(weights, stream, steps, lr):
-    cos, sin = llama.rope_tables(llama.PARAMS)
-    cos, sin = torch.tensor(cos, dtype=torch.float64), \
-        torch.tensor(sin, dtype=torch.float64)
+def torch_adamw_losses(params, weights, stream, steps, lr, batch, seq):
+    """PyTorch's AdamW (weight decay 0.01) on the same model, in float64."""
+    cos, sin = (torch.tensor(t, dtype=torch.float64)
+                for t in llama.rope_tables(params))
     w = {k: torch.tensor(v, dtype=torch.float64, requires_grad=True)
          for k, v in weights.items()}
-    opt = torch.optim.AdamW(list(w.values()), lr=lr, weight_decay=0.01)
+    opt = torch.optim.AdamW(list(w.values()), lr=float(np.float32(lr)),
+                            weight_decay=0.01)
     losses = []
     for step in range(steps):
-        tokens, targets = batch_at(stream, step)
+        tokens, targets = batch_at(stream, step, batch, seq)
         opt.zero_grad()
         loss = llama.torch_loss(w, torch.tensor(tokens),
-                                torch.tensor(targets), cos, sin, llama.PARAMS)
+                                torch.tensor(targets), cos, sin, params)
         loss.backward()
         opt.step()
         losses.append(loss.item())
-    return losses
+    return np.array(losses)
 
 
-def tra_adamw_losses(program, weights, stream, steps, lr):
-    cos, sin = llama.rope_tables(llama.PARAMS)
+def tra_adamw_losses(program, params, weights, stream, steps, lr, batch, seq):
+    """tra's compiled training step, its parameters and AdamW states carried
+    from step to step; the losses and the final weights."""
+    cos, sin = llama.rope_tables(params)
     values = dict(weights)
     states = {}
     for k, v in weights.items():
@@ -199,25 +199,26 @@ def tra_adamw_losses(program, weights, stream, steps, lr):
         states[k + ".adam_v"] = np.zeros_like(v)
     losses = []
     for step in range(steps):
-        tokens, targets = batch_at(stream, step)
+        tokens, targets = batch_at(stream, step, batch, seq)
         out = program(**values, **states, tokens=tokens, targets=targets,
                       freqs_cos=cos, freqs_sin=sin, lr=np.float32(lr),
                       step=np.float32(step + 1))
         values = {k: out[k + "_out"] for k in values}
         states = {k: out[k + "_out"] for k in states}
         losses.append(float(out["loss"]))
-    return losses, values
+    return np.array(losses), values
 
 
 def test_llama_50_adamw_steps_compiled_match_torch(tmp_path):
-    model, weights, stream = llama_setup()
+    p, b, s = llama.PARAMS, llama.BATCH, llama.SEQ
+    model, weights, stream = llama_setup(p, b, s, seed=5, period=40)
     model.train_step("loss", optimizer="adamw", weight_decay=0.01)
     program = tra.compile(model, hw="local", entry="train_step",
                           cache_dir=str(tmp_path))
     lr = 3e-3
-    got, _ = tra_adamw_losses(program, weights, stream, 50, lr)
-    want = torch_adamw_losses(weights, stream, 50, lr)
-    errs = [abs(g - w) / abs(w) for g, w in zip(got, want)]
-    assert max(errs) <= 1e-3, (max(errs), int(np.argmax(errs)))
+    got, _ = tra_adamw_losses(program, p, weights, stream, 50, lr, b, s)
+    want = torch_adamw_losses(p, weights, stream, 50, lr, b, s)
+    errs = np.abs(got - want) / np.abs(want)
+    assert np.max(errs) <= 1e-3, (np.max(errs), int(np.argmax(errs)))
     # The model learns the repeated sequence.
     assert got[-1] < got[0] - 1.0, (got[0], got[-1])

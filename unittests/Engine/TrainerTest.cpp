@@ -41,8 +41,8 @@ TEST(TokenBatches, WindowsFollowEachOtherAndWrapAround) {
   std::vector<int64_t> stream;
   for (int64_t i = 0; i < 10; ++i)
     stream.push_back(i);
-  auto batches = TokenBatches::create(stream, 10, /*batch=*/2, /*seq=*/3,
-                                      "data.npy");
+  auto batches =
+      TokenBatches::create(stream, 10, /*batch=*/2, /*seq=*/3, "data.npy");
   ASSERT_TRUE(batches.ok()) << batches.message();
   std::vector<int64_t> tokens, targets;
   batches->get(0, tokens, targets);
@@ -134,8 +134,7 @@ TEST(Llama2c, WrittenCheckpointsReadBack) {
   missing.weights.pop_back();
   rt::Status s = rt::writeLlama2c(dir + "/missing.bin", missing);
   ASSERT_FALSE(s.ok());
-  EXPECT_NE(s.message().find("has no weight 'norm.weight'"),
-            std::string::npos)
+  EXPECT_NE(s.message().find("has no weight 'norm.weight'"), std::string::npos)
       << s.message();
   EXPECT_FALSE(std::filesystem::exists(dir + "/missing.bin"));
   std::filesystem::remove_all(dir);

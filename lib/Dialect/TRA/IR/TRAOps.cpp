@@ -400,6 +400,19 @@ void MapOp::build(OpBuilder &builder, OperationState &state, Type resultType,
         state.location);
 }
 
+MapOp mlir::tra::createMap(
+    OpBuilder &b, Location loc, RankedTensorType type, ValueRange inputs,
+    StringRef spec,
+    llvm::function_ref<Value(OpBuilder &, Location, ValueRange)> body) {
+  auto op = MapOp::create(b, loc, type, inputs, spec);
+  Block &block = op.getBody().front();
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(&block);
+  Value result = body(b, loc, block.getArguments());
+  YieldOp::create(b, loc, result);
+  return op;
+}
+
 EinsumSpec MapOp::getParsedSpec() {
   if (std::optional<StringRef> text = getSpec()) {
     auto spec = EinsumSpec::parse(*text);

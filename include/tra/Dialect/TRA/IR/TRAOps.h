@@ -25,6 +25,15 @@
 namespace mlir {
 namespace tra {
 
+/// Creates a tra.map of `inputs` with `spec` ("" for same-shaped inputs)
+/// and result `type`, whose body `body` writes from the block arguments
+/// (the insertion point is inside the body while it runs; the yield of its
+/// result is added).
+MapOp createMap(
+    OpBuilder &b, Location loc, RankedTensorType type, ValueRange inputs,
+    llvm::StringRef spec,
+    llvm::function_ref<Value(OpBuilder &, Location, ValueRange)> body);
+
 /// Number of inputs a combiner accepts: {min, max}; max 0 means unbounded.
 std::pair<unsigned, unsigned> getCombinerArity(CombinerKind kind);
 
