@@ -57,14 +57,23 @@ Result<TokenBatches> TokenBatches::create(std::vector<int64_t> stream,
   return b;
 }
 
+/// (a * b) mod n for non-negative a, b and positive n, without overflow.
+static int64_t mulMod(int64_t a, int64_t b, int64_t n) {
+  return int64_t((unsigned __int128)(a % n) * (unsigned __int128)(b % n) %
+                 (unsigned __int128)n);
+}
+
 void TokenBatches::get(int64_t index, std::vector<int64_t> &tokens,
                        std::vector<int64_t> &targets) const {
   int64_t n = int64_t(stream.size());
   tokens.resize(batch * seq);
   targets.resize(batch * seq);
   for (int64_t b = 0; b < batch; ++b) {
-    // Windows follow each other through the stream, wrapping around.
-    int64_t start = ((index * batch + b) * seq) % n;
+    // Windows follow each other through the stream, wrapping around:
+    // window index * batch + b starts at token (that * seq) mod n, computed
+    // mod n so that no step number overflows.
+    int64_t window = (mulMod(index, batch, n) + b % n) % n;
+    int64_t start = mulMod(window, seq, n);
     for (int64_t s = 0; s < seq; ++s) {
       tokens[b * seq + s] = stream[(start + s) % n];
       targets[b * seq + s] = stream[(start + s + 1) % n];

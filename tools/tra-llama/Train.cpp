@@ -7,6 +7,7 @@
 #include "tra/Engine/Trainer.h"
 #include "tra/Frontend/LlamaPrograms.h"
 #include "tra/Hardware/Hardware.h"
+#include "tra/Runtime/Checked.h"
 #include "tra/Runtime/File.h"
 #include "tra/Runtime/Json.h"
 #include "tra/Runtime/Npy.h"
@@ -20,6 +21,7 @@
 #include <chrono>
 #include <cmath>
 #include <filesystem>
+#include <limits>
 #include <random>
 
 using namespace mlir;
@@ -270,6 +272,15 @@ int mlir::tra::runTrain(const TrainRequest &request) {
                 "] (the model's "
                 "max_seq_len)");
 
+  std::optional<int64_t> tokensPerStep = rt::checkedMul(batchSize, seq);
+  if (!tokensPerStep || *tokensPerStep > (int64_t(1) << 31))
+    return fail("--batch " + std::to_string(batchSize) + " x --seq-len " +
+                std::to_string(seq) +
+                " tokens per step is more than a step can hold (2^31)");
+  if (stepsDone > std::numeric_limits<int64_t>::max() - request.steps)
+    return fail("--steps " + std::to_string(request.steps) +
+                " after the checkpoint's step " + std::to_string(stepsDone) +
+                " overflows the step count");
   auto stream = readTokens(dataPath, request.tokenizer);
   if (!stream)
     return fail(stream.message());
@@ -337,7 +348,6 @@ int mlir::tra::runTrain(const TrainRequest &request) {
     return 0;
   };
   std::vector<int64_t> tokens, targets;
-  int64_t tokensPerStep = batchSize * seq;
   for (int64_t i = 0; i < request.steps; ++i) {
     int64_t step = stepsDone + i + 1;
     batches->get(step - 1, tokens, targets);
@@ -353,7 +363,7 @@ int mlir::tra::runTrain(const TrainRequest &request) {
                  << llvm::format("%.4f", stats->loss) << ", lr "
                  << llvm::format("%.3g", lr) << ", grad norm "
                  << llvm::format("%.3f", stats->gradNorm) << ", "
-                 << llvm::format("%.0f", double(tokensPerStep) / seconds)
+                 << llvm::format("%.0f", double(*tokensPerStep) / seconds)
                  << " tokens/s\n";
     llvm::outs().flush();
     bool last = i + 1 == request.steps;

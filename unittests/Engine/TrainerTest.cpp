@@ -53,6 +53,22 @@ TEST(TokenBatches, WindowsFollowEachOtherAndWrapAround) {
   EXPECT_EQ(targets, (std::vector<int64_t>{7, 8, 9, 0, 1, 2}));
 }
 
+TEST(TokenBatches, HugeStepNumbersDoNotOverflow) {
+  std::vector<int64_t> stream;
+  for (int64_t i = 0; i < 97; ++i)
+    stream.push_back(i);
+  auto batches = TokenBatches::create(stream, 97, 3, 5, "data.npy");
+  ASSERT_TRUE(batches.ok());
+  int64_t index = int64_t(1) << 62;
+  std::vector<int64_t> tokens, targets;
+  batches->get(index, tokens, targets);
+  for (int64_t b = 0; b < 3; ++b) {
+    __int128 start = ((__int128)index * 3 + b) * 5 % 97;
+    EXPECT_EQ(tokens[b * 5], int64_t(start)) << b;
+    EXPECT_EQ(targets[b * 5 + 4], int64_t((start + 5) % 97)) << b;
+  }
+}
+
 TEST(TokenBatches, BadStreamsAreErrorsNamingTheFile) {
   auto empty = TokenBatches::create({}, 10, 1, 3, "d.npy");
   ASSERT_FALSE(empty.ok());
