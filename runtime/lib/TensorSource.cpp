@@ -3,6 +3,7 @@
 #include "tra/Runtime/TensorSource.h"
 #include "tra/Runtime/ByteOrder.h"
 #include "tra/Runtime/File.h"
+#include "tra/Runtime/GgufLlama.h"
 #include "tra/Runtime/MetaCheckpoint.h"
 #include "tra/Runtime/Safetensors.h"
 #include "tra/Runtime/Strings.h"
@@ -403,6 +404,9 @@ tra::rt::openTensorSource(const std::string &path) {
   Result<std::shared_ptr<const MappedFile>> file = MappedFile::open(path);
   if (!file)
     return file.error();
+  if (endsWith(path, ".gguf") ||
+      ((*file)->size() >= 4 && std::memcmp((*file)->data(), "GGUF", 4) == 0))
+    return openGgufLlamaSource(path);
   if (endsWith(path, ".safetensors") || looksLikeSafetensors(**file))
     return SafetensorsSource::open(path);
   return Llama2cSource::open(path);

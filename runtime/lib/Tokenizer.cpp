@@ -1,13 +1,45 @@
-//===- Tokenizer.cpp - SentencePiece BPE vocabularies (llama2.c format) ---===//
+//===- Tokenizer.cpp - SentencePiece BPE vocabularies ---------------------===//
 
 #include "tra/Runtime/Tokenizer.h"
 #include "tra/Runtime/File.h"
+#include "tra/Runtime/GgufTokenizer.h"
 
 #include <cstring>
 
 using namespace tra::rt;
 
+Result<Tokenizer> Tokenizer::fromPieces(std::vector<std::string> pieces,
+                                        std::vector<float> scores,
+                                        const std::string &source,
+                                        std::vector<bool> special) {
+  if (scores.size() != pieces.size())
+    return fileError(source, std::to_string(pieces.size()) + " pieces but " +
+                                 std::to_string(scores.size()) + " scores");
+  if (!special.empty() && special.size() != pieces.size())
+    return fileError(source, std::to_string(pieces.size()) + " pieces but " +
+                                 std::to_string(special.size()) +
+                                 " piece types");
+  if (pieces.size() < 3 + 256)
+    return fileError(source, "vocabulary of " + std::to_string(pieces.size()) +
+                                 " pieces lacks the 256 byte pieces");
+  Tokenizer tok;
+  special.resize(pieces.size(), false);
+  for (size_t id = 0; id < pieces.size(); ++id)
+    if (!special[id])
+      tok.ids.emplace(pieces[id], int64_t(id));
+  tok.pieces = std::move(pieces);
+  tok.scores = std::move(scores);
+  tok.special = std::move(special);
+  return tok;
+}
+
 Result<Tokenizer> Tokenizer::open(const std::string &path) {
+  if (isGgufFile(path)) {
+    Result<GgufFile> gguf = GgufFile::open(path);
+    if (!gguf)
+      return gguf.error();
+    return readGgufTokenizer(*gguf);
+  }
   auto file = MappedFile::open(path);
   if (!file)
     return file.error();
@@ -23,28 +55,23 @@ Result<Tokenizer> Tokenizer::open(const std::string &path) {
   int32_t maxLength = 0;
   if (!read(&maxLength, 4) || maxLength <= 0)
     return fileError(path, "not a llama2.c tokenizer: bad max_token_length");
-  Tokenizer tok;
+  std::vector<std::string> pieces;
+  std::vector<float> scores;
   while (off < size) {
     float score;
     int32_t length;
     if (!read(&score, 4) || !read(&length, 4))
       return fileError(path, "truncated entry for token " +
-                                 std::to_string(tok.pieces.size()));
+                                 std::to_string(pieces.size()));
     if (length < 0 || length > maxLength || off + size_t(length) > size)
-      return fileError(path, "token " + std::to_string(tok.pieces.size()) +
+      return fileError(path, "token " + std::to_string(pieces.size()) +
                                  " has invalid length " +
                                  std::to_string(length));
-    std::string piece(reinterpret_cast<const char *>(data + off), length);
+    pieces.emplace_back(reinterpret_cast<const char *>(data + off), length);
     off += length;
-    tok.ids.emplace(piece, int64_t(tok.pieces.size()));
-    tok.pieces.push_back(std::move(piece));
-    tok.scores.push_back(score);
+    scores.push_back(score);
   }
-  if (tok.pieces.size() < 3 + 256)
-    return fileError(path, "vocabulary of " +
-                               std::to_string(tok.pieces.size()) +
-                               " pieces lacks the 256 byte pieces");
-  return tok;
+  return fromPieces(std::move(pieces), std::move(scores), path);
 }
 
 std::vector<int64_t> Tokenizer::encode(std::string_view text, bool bos) const {
@@ -101,7 +128,7 @@ std::vector<int64_t> Tokenizer::encode(std::string_view text, bool bos) const {
 
 std::string Tokenizer::decode(int64_t previous, int64_t id) const {
   // BOS and EOS are control pieces: they have no text.
-  if (id < 0 || id >= size() || id == 1 || id == 2)
+  if (id < 0 || id >= size() || id == 1 || id == 2 || special[id])
     return "";
   std::string piece = pieces[id];
   if (previous == 1 && !piece.empty() && piece[0] == ' ')

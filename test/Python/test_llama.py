@@ -88,6 +88,21 @@ def test_second_instance_loads_from_the_cache(cache_dir):
     assert other.generate([1], steps=10) == LLAMA2C_IDS
 
 
+def test_gguf_checkpoint(cache_dir, tmp_path):
+    """The same weights as a GGUF file (llama.cpp's format, written by
+    gguf_write.py), Q8_0 as well: read by tra.Llama like any checkpoint."""
+    import subprocess
+    inputs = os.path.join(os.path.dirname(__file__), "..", "Frontend", "Inputs")
+    subprocess.run([sys.executable, os.path.join(inputs, "gguf_write.py"), MODEL,
+                    os.path.join(os.path.dirname(MODEL), "llama2-tokenizer.bin"),
+                    str(tmp_path)], check=True)
+    f32 = tra.Llama(str(tmp_path / "f32.gguf"), cache_dir=cache_dir, max_seq_len=64)
+    assert f32.generate([1], steps=10) == LLAMA2C_IDS
+    q8 = tra.Llama(str(tmp_path / "q8_0.gguf"), cache_dir=cache_dir, max_seq_len=64)
+    assert not q8.params["shared_classifier"]
+    assert len(q8.generate([1], steps=10)) == 10
+
+
 @pytest.mark.parametrize("call, message", [
     (lambda l: l.generate([1, 512], steps=4),
      "prompt token 512 is not in [0, 512)"),

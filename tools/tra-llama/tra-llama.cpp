@@ -44,6 +44,7 @@
 #include "tra/Frontend/LlamaPrograms.h"
 #include "tra/Hardware/Hardware.h"
 #include "tra/Interpreter/Interpreter.h"
+#include "tra/Runtime/GgufTokenizer.h"
 #include "tra/Runtime/Llama.h"
 #include "tra/Runtime/MetaCheckpoint.h"
 #include "tra/Runtime/Npy.h"
@@ -337,6 +338,9 @@ static llvm::Error applyMaxSeqLen(rt::LlamaParams &p);
 static llvm::Error prepareGeneration(const rt::LlamaParams &p,
                                      std::optional<rt::Tokenizer> &tokenizer,
                                      engine::GenerationConfig &config) {
+  // A GGUF checkpoint's own SentencePiece vocabulary, unless --tokenizer.
+  if (tokenizerPath.empty() && rt::hasGgufVocabulary(checkpointPath))
+    tokenizerPath = checkpointPath;
   if (!tokenizerPath.empty()) {
     rt::Result<rt::Tokenizer> tok = rt::Tokenizer::open(tokenizerPath);
     if (!tok)

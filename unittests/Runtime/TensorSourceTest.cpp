@@ -28,15 +28,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-#define EXPECT_ERROR(result, ...)                                              \
-  do {                                                                         \
-    auto &&r_ = (result);                                                      \
-    ASSERT_FALSE(r_.ok()) << "expected an error";                              \
-    for (const std::string &part_ : std::vector<std::string>{__VA_ARGS__})     \
-      EXPECT_NE(r_.message().find(part_), std::string::npos)                   \
-          << "message: " << r_.message() << "\nlacks: " << part_;              \
-  } while (0)
-
 /// Random regions of `shape`, plus the whole tensor and single elements.
 std::vector<std::pair<std::vector<int64_t>, std::vector<int64_t>>>
 randomRegions(const std::vector<int64_t> &shape, std::mt19937 &rng,

@@ -61,6 +61,17 @@ private:
   std::string dir;
 };
 
+/// Expects `result` (a Result or Status) to be a failure whose message
+/// holds each of the strings that follow.
+#define EXPECT_ERROR(result, ...)                                              \
+  do {                                                                         \
+    auto &&r_ = (result);                                                      \
+    ASSERT_FALSE(r_.ok()) << "expected an error";                              \
+    for (const std::string &part_ : std::vector<std::string>{__VA_ARGS__})     \
+      EXPECT_NE(r_.message().find(part_), std::string::npos)                   \
+          << "message: " << r_.message() << "\nlacks: " << part_;              \
+  } while (0)
+
 /// Writes `bytes` to `path`, replacing it.
 inline void writeBytes(const std::string &path, const std::string &bytes) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);

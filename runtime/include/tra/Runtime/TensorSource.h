@@ -17,6 +17,7 @@
 //   | directory holding `config.json` and          | "hf-llama"          |
 //   |   `model.safetensors[.index.json]`           |                     |
 //   | `*.json` with a "weight_map"                 | "safetensors-index" |
+//   | file starting with "GGUF" (or `*.gguf`)      | "gguf"              |
 //   | file starting with a safetensors header      | "safetensors"       |
 //   | any other file                               | "llama2.c"          |
 //
@@ -27,7 +28,10 @@
 // Tensor names are the checkpoint's own; the LLaMA formats (llama2.c, Meta,
 // Hugging Face LLaMA, tra-split written by `tra-llama reshard`) use Meta's
 // names ("layers.0.attention.wq.weight") and layout, and also provide the
-// model's hyper-parameters (`llamaParams`). A Hugging Face directory is
+// model's hyper-parameters (`llamaParams`); so does a GGUF file of
+// llama.cpp's "llama" architecture (GgufLlama.h: its "blk.N.attn_q.weight"
+// read as "layers.N.attention.wq.weight", Q8_0 weights dequantised to f32
+// when read). A Hugging Face directory is
 // mapped onto them: "model.layers.N.self_attn.q_proj.weight" is read as
 // "layers.N.attention.wq.weight", with the per-head row permutation HF
 // applies to wq and wk (for its rotate_half rotary convention) undone.
@@ -68,8 +72,8 @@ class TensorSource {
 public:
   virtual ~TensorSource() = default;
 
-  /// Returns the format: "llama2.c", "meta", "hf-llama", "safetensors",
-  /// "safetensors-index" or "tra-split".
+  /// Returns the format: "llama2.c", "meta", "hf-llama", "gguf",
+  /// "safetensors", "safetensors-index" or "tra-split".
   virtual const char *format() const = 0;
 
   /// Returns the path the source was opened with.
@@ -79,7 +83,8 @@ public:
   /// Returns the tensor named `name`, or null.
   const TensorInfo *find(std::string_view name) const;
   /// Returns the LLaMA hyper-parameters the checkpoint states (llama2.c
-  /// header, params.json, or the tra-split index), or nullopt.
+  /// header, params.json, config.json, GGUF metadata or the tra-split
+  /// index), or nullopt.
   const std::optional<LlamaParams> &llamaParams() const { return params; }
 
   /// Returns the region of tensor `name` of extent `shape` starting at

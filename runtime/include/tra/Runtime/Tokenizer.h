@@ -1,8 +1,8 @@
-//===- Tokenizer.h - SentencePiece BPE vocabularies (llama2.c format)
-//------===//
+//===- Tokenizer.h - SentencePiece BPE vocabularies -------------*- C++ -*-===//
 //
-// The LLaMA SentencePiece BPE vocabulary in llama2.c's tokenizer.bin format:
-// int32 max_token_length, then per token float32 score, int32 length, bytes.
+// The LLaMA SentencePiece BPE vocabulary, read from llama2.c's tokenizer.bin
+// format (int32 max_token_length, then per token float32 score, int32 length,
+// bytes) or from a GGUF file.
 // Encoding follows SentencePiece's BPE as LLaMA uses it: a dummy space prefix,
 // one piece per UTF-8 character (bytes <0xXX> as fallback), then greedy merges
 // of the adjacent pair with the best score.
@@ -24,8 +24,20 @@ namespace tra::rt {
 
 class Tokenizer {
 public:
-  /// Reads a llama2.c tokenizer.bin; every error names the file.
+  /// Reads a llama2.c tokenizer.bin, or the vocabulary of a GGUF file
+  /// (recognised by its magic; see readGgufTokenizer in GgufLlama.h); every
+  /// error names the file.
   static Result<Tokenizer> open(const std::string &path);
+
+  /// Builds a vocabulary from its pieces (a space as ' ') and their merge
+  /// scores. Pieces marked in `special` (control and unknown pieces; may be
+  /// empty: none) are never produced by encoding and decode to "". Needs the
+  /// 3 + 256 pieces of LLaMA's layout (<unk>, BOS, EOS, the bytes); messages
+  /// name `source`.
+  static Result<Tokenizer> fromPieces(std::vector<std::string> pieces,
+                                      std::vector<float> scores,
+                                      const std::string &source,
+                                      std::vector<bool> special = {});
 
   /// Number of pieces.
   int64_t size() const { return static_cast<int64_t>(pieces.size()); }
@@ -43,6 +55,7 @@ public:
 private:
   std::vector<std::string> pieces;
   std::vector<float> scores;
+  std::vector<bool> special;
   std::unordered_map<std::string, int64_t> ids;
 };
 

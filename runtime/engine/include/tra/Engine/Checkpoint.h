@@ -18,10 +18,10 @@ namespace tra::engine {
 /// reads that states the model's parameters: a llama2.c `.bin` file
 /// (mapped, f32), a Meta checkpoint directory (params.json +
 /// consolidated.NN.pth, every shard merged into whole weights), a Hugging
-/// Face LLaMA directory or a tra-split checkpoint (every weight read
-/// whole). Weights are f32, or with `keepSixteenBit` f16/bf16 where the
-/// checkpoint stores them so (for step programs that read them 16-bit, see
-/// LocalModel). Errors name the file.
+/// Face LLaMA directory, a GGUF file (Q8_0 weights dequantised to f32) or a
+/// tra-split checkpoint (every weight read whole). Weights are f32, or with
+/// `keepSixteenBit` f16/bf16 where the checkpoint stores them so (for step
+/// programs that read them 16-bit, see LocalModel). Errors name the file.
 rt::Result<rt::LlamaCheckpoint> loadCheckpoint(const std::string &path,
                                                bool keepSixteenBit = false);
 
