@@ -316,7 +316,7 @@ Result<GgufFile> GgufFile::open(const std::string &path) {
 
   // Magic, version, counts.
   const uint8_t *magic;
-  if (!cursor.take(4, magic) || std::memcmp(magic, kMagic, 4) != 0)
+  if (!cursor.take(4, magic) || !hasGgufMagic(magic, 4))
     return fileError(path, "not a GGUF file: it does not start with the "
                            "magic \"GGUF\"");
   uint32_t version;
@@ -699,6 +699,10 @@ Result<HostTensor> GgufFile::read(const GgufTensor &tensor) const {
                           file->data() + tensor.offset, file);
 }
 
+bool tra::rt::hasGgufMagic(const uint8_t *data, size_t size) {
+  return size >= 4 && std::memcmp(data, kMagic, 4) == 0;
+}
+
 bool tra::rt::isGgufFile(const std::string &path) {
   struct stat st;
   if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode))
@@ -707,8 +711,7 @@ bool tra::rt::isGgufFile(const std::string &path) {
   if (!f)
     return false;
   uint8_t magic[4] = {};
-  bool match =
-      std::fread(magic, 1, 4, f) == 4 && std::memcmp(magic, kMagic, 4) == 0;
+  bool match = std::fread(magic, 1, 4, f) == 4 && hasGgufMagic(magic, 4);
   std::fclose(f);
   return match;
 }

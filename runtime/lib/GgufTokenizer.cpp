@@ -82,9 +82,7 @@ Result<Tokenizer> tra::rt::readGgufTokenizer(const GgufFile &file) {
       return fileError(path, "tokenizer.ggml.tokens: token " +
                                  std::to_string(3 + b) + " is " +
                                  quoteName(pieces[3 + b]) +
-                                 ", not the byte "
-                                 "piece " +
-                                 expected +
+                                 ", not the byte piece " + expected +
                                  "; tra's SentencePiece encoder needs the 256 "
                                  "byte pieces at ids 3-258 (LLaMA's layout)");
   }

@@ -94,8 +94,8 @@ protected:
     const HostTensor *tensor = ckpt.find(info.name);
     Result<HostTensor> tile = extractTile(*tensor, offsets, shape);
     if (!tile)
-      return fileError(path(),
-                       "tensor " + quoteName(info.name) + ": " + tile.message());
+      return fileError(path(), "tensor " + quoteName(info.name) + ": " +
+                                   tile.message());
     return toDType(std::move(*tile), dtype);
   }
 
@@ -263,8 +263,8 @@ HfLlamaSource::open(const std::string &dir, const std::string &config,
   };
   if (const JsonValue *type = json->find("model_type");
       type && !(type->isString() && type->getString() == "llama"))
-    return fileError(config, "model_type " + type->serialize() +
-                                 " is not \"llama\"");
+    return fileError(config,
+                     "model_type " + type->serialize() + " is not \"llama\"");
   if (const JsonValue *scaling = json->find("rope_scaling");
       scaling && !scaling->isNull())
     return fileError(config, "'rope_scaling' is not supported");
@@ -318,8 +318,8 @@ HfLlamaSource::open(const std::string &dir, const std::string &config,
     Mapped m{hfName(name), 0};
     Result<const SafetensorsEntry *> entry = ckpt->entry(m.hfName);
     if (!entry)
-      return fileError(weights, "tensor '" + m.hfName + "' (" + name +
-                                    ") is missing");
+      return fileError(weights,
+                       "tensor '" + m.hfName + "' (" + name + ") is missing");
     if ((*entry)->shape != shape)
       return fileError(weights, "tensor '" + m.hfName + "' has shape " +
                                     formatShape((*entry)->shape) +
@@ -404,8 +404,7 @@ tra::rt::openTensorSource(const std::string &path) {
   Result<std::shared_ptr<const MappedFile>> file = MappedFile::open(path);
   if (!file)
     return file.error();
-  if (endsWith(path, ".gguf") ||
-      ((*file)->size() >= 4 && std::memcmp((*file)->data(), "GGUF", 4) == 0))
+  if (endsWith(path, ".gguf") || hasGgufMagic((*file)->data(), (*file)->size()))
     return openGgufLlamaSource(path);
   if (endsWith(path, ".safetensors") || looksLikeSafetensors(**file))
     return SafetensorsSource::open(path);

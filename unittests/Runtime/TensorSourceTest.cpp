@@ -118,12 +118,12 @@ TEST(TensorSourceTest, SafetensorsFile) {
 TEST(TensorSourceTest, SafetensorsIndex) {
   TempDir dir;
   std::vector<NamedTensor> tensors = sampleTensors();
-  ASSERT_TRUE(writeSafetensors(dir.file("s-1.safetensors"),
-                               {tensors[0], tensors[2]})
-                  .ok());
-  ASSERT_TRUE(writeSafetensors(dir.file("s-2.safetensors"),
-                               {tensors[1], tensors[3]})
-                  .ok());
+  ASSERT_TRUE(
+      writeSafetensors(dir.file("s-1.safetensors"), {tensors[0], tensors[2]})
+          .ok());
+  ASSERT_TRUE(
+      writeSafetensors(dir.file("s-2.safetensors"), {tensors[1], tensors[3]})
+          .ok());
   writeBytes(dir.file("model.safetensors.index.json"),
              R"({"metadata": {"total_size": 1}, "weight_map": {
                  "a": "s-1.safetensors", "b.weight": "s-2.safetensors",
@@ -159,8 +159,7 @@ TEST(TensorSourceTest, SafetensorsErrors) {
   // Regions outside the tensor, unknown tensors.
   Result<std::unique_ptr<TensorSource>> source = openTensorSource(path);
   ASSERT_TRUE(source.ok());
-  EXPECT_ERROR((*source)->readTile("a", {5, 0}, {3, 5}), path, "'a'",
-               "[7, 5]");
+  EXPECT_ERROR((*source)->readTile("a", {5, 0}, {3, 5}), path, "'a'", "[7, 5]");
   EXPECT_ERROR((*source)->readTile("a", {0}, {7}), path, "'a'");
   EXPECT_ERROR((*source)->readTile("nope", {0}, {1}), path, "'nope'");
   // Missing files and unrecognised inputs.
@@ -216,8 +215,8 @@ TEST(TensorSourceTest, Llama2c) {
   HostTensor emb = HostTensor::copyOf(DType::F32, {V, D}, values.data());
   HostTensor wq1 = HostTensor::copyOf(DType::F32, {D, D},
                                       values.data() + V * D + L * D + D * D);
-  HostTensor out = HostTensor::copyOf(DType::F32, {V, D},
-                                      values.data() + floats - V * D);
+  HostTensor out =
+      HostTensor::copyOf(DType::F32, {V, D}, values.data() + floats - V * D);
   checkAllRegions(**source, {{"tok_embeddings.weight", emb},
                              {"layers.1.attention.wq.weight", wq1},
                              {"output.weight", out}});
@@ -257,10 +256,9 @@ TEST(TensorSourceTest, MetaShards) {
     specs.push(std::move(spec));
   }
   writeBytes(dir.file("spec.json"), specs.serialize());
-  CommandResult made =
-      runCommand(std::string(kPython) + " " +
-                 shellQuote(TRA_MAKE_META_CHECKPOINT_PY) + " " +
-                 shellQuote(dir.file("spec.json")));
+  CommandResult made = runCommand(std::string(kPython) + " " +
+                                  shellQuote(TRA_MAKE_META_CHECKPOINT_PY) +
+                                  " " + shellQuote(dir.file("spec.json")));
   ASSERT_EQ(made.exitCode, 0) << made.output;
 
   for (const Case &c : cases) {
@@ -274,9 +272,8 @@ TEST(TensorSourceTest, MetaShards) {
     DType stored = *parseDType(c.dtype);
     std::vector<NamedTensor> expected;
     for (const TensorInfo &info : (*source)->tensors()) {
-      Result<HostTensor> full = readNpy(dir.file(std::string(c.name) +
-                                                 "-full/" + info.name +
-                                                 ".npy"));
+      Result<HostTensor> full = readNpy(
+          dir.file(std::string(c.name) + "-full/" + info.name + ".npy"));
       ASSERT_TRUE(full.ok()) << full.message();
       expected.push_back({info.name, convert(*full, stored)});
     }
@@ -343,8 +340,8 @@ TEST(TensorSourceTest, MetaShards) {
       openTensorSource(dir.file("hf-mp2"));
   ASSERT_TRUE(hf2.ok()) << hf2.message();
   fs::remove(dir.file("hf-mp2/model.safetensors"));
-  EXPECT_ERROR(openTensorSource(dir.file("hf-mp2")), "hf-mp2",
-               "config.json", "model.safetensors");
+  EXPECT_ERROR(openTensorSource(dir.file("hf-mp2")), "hf-mp2", "config.json",
+               "model.safetensors");
 
   // A missing shard is named.
   fs::remove(dir.file("mp4/consolidated.01.pth"));
@@ -362,7 +359,10 @@ SplitLayout sampleLayout() {
   layout.ranks = 5;
   // a [7, 5]: rows 0-3 on 0 and 1 (replicas), rows 4-6 on 2 and 3.
   layout.tensors.push_back(
-      {"a", DType::F32, {7, 5}, "[2, 1] on [[0, 1], [2, 3]]",
+      {"a",
+       DType::F32,
+       {7, 5},
+       "[2, 1] on [[0, 1], [2, 3]]",
        {{{0, 0}, {4, 5}, {0, 1}, ""}, {{4, 0}, {3, 5}, {2, 3}, ""}}});
   // b.weight [13, 6, 3]: a 3 x 2 x 1 grid with uneven rows; rank 0 holds
   // two tiles.
@@ -377,11 +377,15 @@ SplitLayout sampleLayout() {
                          ""});
   layout.tensors.push_back(b);
   // c [11]: replicated on ranks 0-3.
-  layout.tensors.push_back({"c", DType::F16, {11}, "", {{{0}, {11}, {3, 0, 1, 2}, ""}}});
+  layout.tensors.push_back(
+      {"c", DType::F16, {11}, "", {{{0}, {11}, {3, 0, 1, 2}, ""}}});
   // d [4, 9] as f16 (converted from i32): columns 0-4 and 5-8.
-  layout.tensors.push_back({"d", DType::F16, {4, 9}, "",
-                            {{{0, 0}, {4, 5}, {1}, ""},
-                             {{0, 5}, {4, 4}, {2}, ""}}});
+  layout.tensors.push_back(
+      {"d",
+       DType::F16,
+       {4, 9},
+       "",
+       {{{0, 0}, {4, 5}, {1}, ""}, {{0, 5}, {4, 4}, {2}, ""}}});
   layout.llama = LlamaParams{8, 12, 2, 2, 1, 10, 4, 1e-5, 10000.0, true};
   layout.metadata = JsonValue::object();
   layout.metadata.set("hardware", "test");
@@ -430,8 +434,8 @@ TEST(TraSplitTest, WritesExactlyEachRanksTiles) {
   ASSERT_TRUE(stats.ok()) << stats.message();
   // Written by decreasing element size: f32 first.
   EXPECT_EQ(seen, (std::vector<std::string>{"a", "b.weight", "c", "d"}));
-  EXPECT_EQ(f.dir.list(), (std::vector<std::string>{"split",
-                                                    "src.safetensors"}));
+  EXPECT_EQ(f.dir.list(),
+            (std::vector<std::string>{"split", "src.safetensors"}));
   std::vector<std::string> files = {
       "rank-00000-of-00005.safetensors", "rank-00001-of-00005.safetensors",
       "rank-00002-of-00005.safetensors", "rank-00003-of-00005.safetensors",
@@ -593,12 +597,12 @@ TEST(TraSplitTest, DamagedSplits) {
   };
 
   // Unknown dtype.
-  EXPECT_ERROR(edited([&](JsonValue &j) { tensorOf(j, "c").set("dtype", "Q4"); }),
-               index, "tensor 'c'", "unknown dtype 'Q4'");
+  EXPECT_ERROR(
+      edited([&](JsonValue &j) { tensorOf(j, "c").set("dtype", "Q4"); }), index,
+      "tensor 'c'", "unknown dtype 'Q4'");
   // A tile out of range.
   EXPECT_ERROR(edited([&](JsonValue &j) {
-                 tilesOf(j, "a")[1].set("offsets",
-                                        JsonValue::array({5, 0}));
+                 tilesOf(j, "a")[1].set("offsets", JsonValue::array({5, 0}));
                }),
                index, "tensor 'a'", "tile 1");
   // Overlapping and missing tiles.
@@ -607,8 +611,8 @@ TEST(TraSplitTest, DamagedSplits) {
                  tilesOf(j, "a")[1].set("shape", JsonValue::array({4, 5}));
                }),
                index, "tensor 'a'", "overlaps tile 0");
-  EXPECT_ERROR(edited([&](JsonValue &j) { tilesOf(j, "a").pop_back(); }),
-               index, "tensor 'a'", "cover 20 of 35");
+  EXPECT_ERROR(edited([&](JsonValue &j) { tilesOf(j, "a").pop_back(); }), index,
+               "tensor 'a'", "cover 20 of 35");
   // A rank out of range.
   EXPECT_ERROR(edited([&](JsonValue &j) {
                  tilesOf(j, "c")[0].set("ranks", JsonValue::array({7}));
@@ -638,16 +642,15 @@ TEST(TraSplitTest, DamagedSplits) {
   Result<std::unique_ptr<TensorSource>> split = openTensorSource(f.out);
   ASSERT_TRUE(split.ok()) << split.message();
   EXPECT_ERROR((*split)->readTile("d", {0, 0}, {4, 9}),
-               "rank-00001-of-00005.safetensors", "tensor 'd'",
-               "No such file");
+               "rank-00001-of-00005.safetensors", "tensor 'd'", "No such file");
   // A truncated rank file.
   std::string rank0 = f.out + "/rank-00000-of-00005.safetensors";
   std::string bytes = readBytes(rank0);
   writeBytes(rank0, bytes.substr(0, bytes.size() - 7));
   Result<std::unique_ptr<TensorSource>> truncated = openTensorSource(f.out);
   ASSERT_TRUE(truncated.ok()) << truncated.message();
-  EXPECT_ERROR((*truncated)->readTile("b.weight", {0, 0, 0}, {1, 1, 1}),
-               rank0, "tensor 'b.weight'");
+  EXPECT_ERROR((*truncated)->readTile("b.weight", {0, 0, 0}, {1, 1, 1}), rank0,
+               "tensor 'b.weight'");
   // Out-of-range reads.
   EXPECT_ERROR((*truncated)->readTile("c", {10}, {2}), "tensor 'c'", "[11]");
 }
@@ -667,13 +670,12 @@ TEST(TraSplitTest, WriterErrorsLeaveNothing) {
                "rank 5 is outside [0, 5)");
   SplitLayout unknown = sampleLayout();
   unknown.tensors[2].name = "zzz";
-  EXPECT_ERROR(writeTraSplit(f.out, *f.source, unknown), f.sourcePath,
-               "'zzz'");
+  EXPECT_ERROR(writeTraSplit(f.out, *f.source, unknown), f.sourcePath, "'zzz'");
   SplitLayout wrongShape = sampleLayout();
   wrongShape.tensors[2].shape = {12};
   wrongShape.tensors[2].tiles[0].shape = {12};
-  EXPECT_ERROR(writeTraSplit(f.out, *f.source, wrongShape), f.sourcePath,
-               "'c'", "[11]", "[12]");
+  EXPECT_ERROR(writeTraSplit(f.out, *f.source, wrongShape), f.sourcePath, "'c'",
+               "[11]", "[12]");
   EXPECT_EQ(f.dir.list(), (std::vector<std::string>{"src.safetensors"}));
 
   // A source failing half-way: no DIR, no temporary directory.
@@ -727,15 +729,16 @@ TEST(TraSplitTest, WriterErrorsLeaveNothing) {
   EXPECT_ERROR(writeTraSplit(f.dir.file("busy"), *f.source, sampleLayout()),
                f.dir.file("busy"), "refusing to replace");
   EXPECT_EQ(readBytes(f.dir.file("busy/notes.txt")), "x");
-  EXPECT_ERROR(writeTraSplit(f.dir.file("busy/notes.txt"), *f.source,
-                             sampleLayout()),
-               "notes.txt", "not a directory");
+  EXPECT_ERROR(
+      writeTraSplit(f.dir.file("busy/notes.txt"), *f.source, sampleLayout()),
+      "notes.txt", "not a directory");
   EXPECT_ERROR(writeTraSplit(f.dir.file("busy/notes.txt/sub"), *f.source,
                              sampleLayout()),
                "notes.txt");
   // An empty directory is fine.
   fs::create_directory(f.dir.file("empty"));
-  ASSERT_TRUE(writeTraSplit(f.dir.file("empty"), *f.source, sampleLayout()).ok());
+  ASSERT_TRUE(
+      writeTraSplit(f.dir.file("empty"), *f.source, sampleLayout()).ok());
   EXPECT_TRUE(fs::exists(f.dir.file("empty/tra-split.json")));
 }
 

@@ -186,6 +186,9 @@ private:
   std::unordered_map<std::string_view, size_t> byName;
 };
 
+/// Returns true if the `size` bytes at `data` start with the GGUF magic.
+bool hasGgufMagic(const uint8_t *data, size_t size);
+
 /// Returns true if the file at `path` is a regular file starting with the
 /// GGUF magic.
 bool isGgufFile(const std::string &path);
