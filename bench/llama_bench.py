@@ -43,6 +43,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from llama2c import write_random_llama2c
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MODELS = os.path.join(os.path.dirname(ROOT), "shared", "models")
 
@@ -50,44 +52,6 @@ MODELS = os.path.join(os.path.dirname(ROOT), "shared", "models")
 # --------------------------------------------------------------------------
 # llama2.c checkpoints
 # --------------------------------------------------------------------------
-
-def write_random_llama2c(path, dim=512, layers=8, heads=8, kv_heads=8,
-                         vocab=32000, seq_len=1024, seed=0):
-    """Writes a llama2.c v0 checkpoint with random weights (shared
-    classifier) and returns its hidden size."""
-    hidden = 4 * dim
-    hidden = int(2 * hidden / 3)
-    hidden = 32 * ((hidden + 31) // 32)  # Meta's multiple_of rounding
-    hd = dim // heads
-    rng = np.random.default_rng(seed)
-
-    def normal(*shape, std):
-        return (rng.standard_normal(shape, dtype=np.float32) * std)
-
-    with open(path, "wb") as f:
-        f.write(np.array([dim, hidden, layers, heads, kv_heads, vocab,
-                          seq_len], dtype=np.int32).tobytes())
-        arrays = [
-            normal(vocab, dim, std=0.1),                         # embedding
-            1 + normal(layers, dim, std=0.1),                    # rms_att
-            normal(layers, dim, dim, std=dim ** -0.5),           # wq
-            normal(layers, kv_heads * hd, dim, std=dim ** -0.5),  # wk
-            normal(layers, kv_heads * hd, dim, std=dim ** -0.5),  # wv
-            normal(layers, dim, dim, std=dim ** -0.5 / layers),   # wo
-            1 + normal(layers, dim, std=0.1),                    # rms_ffn
-            normal(layers, hidden, dim, std=dim ** -0.5),         # w1
-            normal(layers, dim, hidden, std=hidden ** -0.5 / layers),  # w2
-            normal(layers, hidden, dim, std=dim ** -0.5),         # w3
-            1 + normal(dim, std=0.1),                            # rms_final
-        ]
-        for a in arrays:
-            f.write(np.ascontiguousarray(a, dtype=np.float32).tobytes())
-        freqs = 1.0 / (10000.0 ** (np.arange(0, hd, 2)[: hd // 2] / hd))
-        ang = np.outer(np.arange(seq_len), freqs)
-        f.write(np.cos(ang).astype(np.float32).tobytes())
-        f.write(np.sin(ang).astype(np.float32).tobytes())
-    return hidden
-
 
 def read_llama2c(path):
     raw = np.fromfile(path, dtype=np.uint8)

@@ -68,6 +68,8 @@ import time
 
 import numpy as np
 
+from llama2c import write_random_llama2c
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SHARED_MODELS = os.path.join(os.path.dirname(ROOT), "shared", "models")
 TOKENIZER_BIN = os.path.join(SHARED_MODELS, "llama2-tokenizer.bin")
@@ -224,43 +226,6 @@ def llama_cpp(work, check_build):
 # The model
 # --------------------------------------------------------------------------
 
-def write_llama2c(path, dim, hidden, layers, heads, kv_heads, vocab,
-                  seq_len, seed):
-    """llama2.c v0 checkpoint, random weights, unshared classifier (negative
-    vocab in the header), written tensor by tensor (bounded memory)."""
-    hd = dim // heads
-    kvd = kv_heads * hd
-    rng = np.random.default_rng(seed)
-    tmp = path + ".tmp"
-    with open(tmp, "wb") as f:
-        f.write(np.array([dim, hidden, layers, heads, kv_heads, -vocab,
-                          seq_len], dtype=np.int32).tobytes())
-
-        def normal(shape, std, mean=0.0):
-            a = rng.standard_normal(shape, dtype=np.float32)
-            a *= np.float32(std)
-            a += np.float32(mean)
-            f.write(a.tobytes())
-
-        normal((vocab, dim), 0.1)                            # embedding
-        normal((layers, dim), 0.1, 1.0)                      # rms_att
-        normal((layers, dim, dim), dim ** -0.5)              # wq
-        normal((layers, kvd, dim), dim ** -0.5)              # wk
-        normal((layers, kvd, dim), dim ** -0.5)              # wv
-        normal((layers, dim, dim), dim ** -0.5 / layers)     # wo
-        normal((layers, dim), 0.1, 1.0)                      # rms_ffn
-        normal((layers, hidden, dim), dim ** -0.5)           # w1
-        normal((layers, dim, hidden), hidden ** -0.5 / layers)  # w2
-        normal((layers, hidden, dim), dim ** -0.5)           # w3
-        normal((dim,), 0.1, 1.0)                             # rms_final
-        freqs = 1.0 / (10000.0 ** (np.arange(0, hd, 2)[: hd // 2] / hd))
-        ang = np.outer(np.arange(seq_len), freqs)
-        f.write(np.cos(ang).astype(np.float32).tobytes())
-        f.write(np.sin(ang).astype(np.float32).tobytes())
-        normal((vocab, dim), 0.1)                            # classifier
-    os.replace(tmp, path)
-
-
 def models(work, src, bindir):
     d = os.path.join(work, "models")
     os.makedirs(d, exist_ok=True)
@@ -271,7 +236,7 @@ def models(work, src, bindir):
     binp = os.path.join(d, name + ".bin")
     if not os.path.exists(binp):
         log(f"writing {binp}")
-        write_llama2c(binp, seed=SEED, **m)
+        write_random_llama2c(binp, seed=SEED, shared_classifier=False, **m)
     paths = {"bin": binp}
     f32 = os.path.join(d, name + "-f32.gguf")
     if not os.path.exists(f32) or \
