@@ -14,6 +14,7 @@
 #include "tra/Engine/Checkpoint.h"
 #include "tra/Engine/Generate.h"
 #include "tra/Engine/LocalModel.h"
+#include "tra/Engine/StepChunks.h"
 #include "tra/Frontend/LlamaPrograms.h"
 #include "tra/Hardware/Hardware.h"
 
@@ -39,7 +40,8 @@ class Llama {
 public:
   Llama(const std::string &checkpoint, const std::string &hw, int64_t threads,
         std::optional<std::string> cacheDir, int64_t maxSeqLen,
-        bool emulateOnCpu, const std::string &weightDType) {
+        bool emulateOnCpu, const std::string &weightDType,
+        int64_t prefillChunk) {
     if (weightDType != "auto" && weightDType != "f32" &&
         weightDType != "checkpoint")
       throw py::value_error("weight_dtype '" + weightDType +
@@ -96,6 +98,13 @@ public:
           std::to_string(ckpt.params.maxSeqLen) + "] (0: the model's)");
     if (maxSeqLen > 0)
       ckpt.params.maxSeqLen = maxSeqLen;
+    if (prefillChunk < 0)
+      throw py::value_error("prefill_chunk " + std::to_string(prefillChunk) +
+                            " must be positive (0: " +
+                            std::to_string(engine::kDefaultPrefillChunk) +
+                            " tokens)");
+    this->prefillChunk =
+        engine::prefillChunkLength(prefillChunk, ckpt.params.maxSeqLen);
     for (auto &[name, shape] : rt::llamaWeightShapes(ckpt.params))
       if (!ckpt.find(name))
         throw py::value_error(checkpoint + ": no tensor '" + name + "'");
@@ -152,8 +161,10 @@ public:
     config.seed = seed;
     config.reportTimings = false;
     config.oneStepPrefill = prefill || prompt.size() == 1;
-    if (config.oneStepPrefill)
-      addProgram(int64_t(prompt.size()));
+    // The prompt runs in steps of the prefill chunk's program (compiled
+    // once, whatever the prompt's length).
+    if (config.oneStepPrefill && prompt.size() > 1)
+      addProgram(prefillChunk);
     engine::GenerationConfig::Outcome outcome;
     config.outcome = &outcome;
     rt::Status status;
@@ -187,7 +198,7 @@ public:
         throw py::value_error("token " + std::to_string(id) +
                               " is not in [0, " + std::to_string(p.vocabSize) +
                               ")");
-    addProgram(n);
+    addProgram(n == 1 ? 1 : prefillChunk);
     std::vector<int64_t> padded(size_t(std::max<int64_t>(pos, 0)), 0);
     padded.insert(padded.end(), tokens.begin(), tokens.end());
     std::vector<double> logits;
@@ -231,6 +242,8 @@ private:
   std::unique_ptr<engine::LocalModel> model;
   std::string hwText, cacheDirectory;
   int64_t threads = 1;
+  /// Tokens per prefill step (StepChunks.h).
+  int64_t prefillChunk = engine::kDefaultPrefillChunk;
   bool cuda = false;
   mlir::tra::LlamaWeightDTypes weightDTypes;
   py::dict timings;
@@ -244,17 +257,19 @@ void registerLlama(py::module_ &m) {
                     "this process by tra's engine")
       .def(py::init<const std::string &, const std::string &, int64_t,
                     std::optional<std::string>, int64_t, bool,
-                    const std::string &>(),
+                    const std::string &, int64_t>(),
            py::arg("checkpoint"), py::arg("hw") = "local",
            py::arg("threads") = 0, py::arg("cache_dir") = py::none(),
            py::arg("max_seq_len") = 0, py::arg("emulate_on_cpu") = false,
-           py::arg("weight_dtype") = "auto",
+           py::arg("weight_dtype") = "auto", py::arg("prefill_chunk") = 0,
            "load a llama2.c .bin file or a Meta checkpoint directory and "
            "compile its decoding step for `hw` (\"local\" or a hardware "
            "file with one device: on a GPU its steps run there, unless "
            "emulate_on_cpu); cache_dir \"\" compiles without the library "
            "cache; weight_dtype \"auto\" keeps 16-bit weights 16-bit on a "
-           "GPU, \"checkpoint\" everywhere, \"f32\" nowhere")
+           "GPU, \"checkpoint\" everywhere, \"f32\" nowhere; prompts run "
+           "in steps of prefill_chunk tokens (0: 128), one program "
+           "compiled for every prompt length")
       .def_property_readonly("params", &Llama::params,
                              "the model's hyper-parameters")
       .def("generate", &Llama::generate,

@@ -125,6 +125,9 @@ void mlir::tra::buildBufferizationStage(
   outParamsOptions.modifyPublicFunctions = true;
   pm.addPass(
       bufferization::createBufferResultsToOutParamsPass(outParamsOptions));
+  // An output that starts as a copy of an input (a KV cache) may be passed
+  // the input's buffer; the copy is then skipped.
+  pm.nest<func::FuncOp>().addPass(createAliasEntryOutputsPass());
   pm.addPass(createCanonicalizerPass());
   bufferization::buildBufferDeallocationPipeline(pm);
   // Before BLAS calls take raw pointers: free buffers after their last use.

@@ -37,7 +37,12 @@ void mlir::tra::writeCHeader(const EntrySignature &signature,
       os << "  /* " << tensor.name << ": "
          << stringifyExecElementType(tensor.elementType) << "[";
       llvm::interleave(tensor.shape, os, ", ");
-      os << "] */\n  TRA_" << kind << "_" << cIdentifier(tensor.name) << " = "
+      os << "]";
+      if (tensor.aliasedInput >= 0)
+        os << "; may be the buffer of input "
+           << signature.inputs[tensor.aliasedInput].name
+           << " (tra_exec_program.outputAliases)";
+      os << " */\n  TRA_" << kind << "_" << cIdentifier(tensor.name) << " = "
          << slot++ << ",\n";
     }
   }

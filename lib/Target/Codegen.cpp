@@ -84,6 +84,12 @@ mlir::tra::lowerEntryToLLVMDialect(ModuleOp module,
   signature->symbol = (*entry).getName().str();
   if (failed(lowerToLLVMDialect(module, signature->symbol, options)))
     return failure();
+  // Which outputs may share an input's buffer (tra-alias-entry-outputs).
+  Operation *lowered = SymbolTable::lookupSymbolIn(module, signature->symbol);
+  if (!lowered)
+    return module.emitError("the lowered module has no @") << signature->symbol;
+  if (failed(setOutputAliases(lowered, *signature)))
+    return failure();
   return signature;
 }
 

@@ -3,7 +3,11 @@
 
 #include "tra/Target/EntrySignature.h"
 
+#include "tra/Transforms/Passes.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
+#include "llvm/ADT/SmallSet.h"
 #include "llvm/ADT/StringSet.h"
 
 #include <optional>
@@ -128,4 +132,36 @@ FailureOr<EntrySignature> mlir::tra::getEntrySignature(func::FuncOp entry) {
                << tensor.name << "'";
   }
   return signature;
+}
+
+LogicalResult mlir::tra::setOutputAliases(Operation *lowered,
+                                          EntrySignature &signature) {
+  Attribute attr = lowered->getAttr(kOutputAliasesAttrName);
+  if (!attr)
+    return success();
+  auto aliases = dyn_cast<DenseI64ArrayAttr>(attr);
+  if (!aliases || aliases.size() != int64_t(signature.outputs.size()))
+    return lowered->emitError("'")
+           << kOutputAliasesAttrName << "' must be an array of "
+           << signature.outputs.size() << " i64 (one per output)";
+  llvm::SmallSet<int64_t, 8> seen;
+  for (auto [i, input] : llvm::enumerate(aliases.asArrayRef())) {
+    EntryTensor &output = signature.outputs[i];
+    if (input == -1)
+      continue;
+    if (input < 0 || input >= int64_t(signature.inputs.size()) ||
+        !seen.insert(input).second)
+      return lowered->emitError("'")
+             << kOutputAliasesAttrName << "': output '" << output.name
+             << "' names input #" << input
+             << ", which is not an input or is named twice";
+    const EntryTensor &in = signature.inputs[input];
+    if (in.elementType != output.elementType || in.shape != output.shape)
+      return lowered->emitError("'")
+             << kOutputAliasesAttrName << "': output '" << output.name
+             << "' cannot share the buffer of input '" << in.name
+             << "' (another element type or shape)";
+    output.aliasedInput = input;
+  }
+  return success();
 }

@@ -261,6 +261,8 @@ mlir::tra::loadOrCompileProgram(ModuleOp module, const CodegenOptions &options,
       return program.takeError();
     if (llvm::Error error = checkProgramSignature(**program, result.signature))
       return error;
+    for (auto [i, output] : llvm::enumerate(result.signature.outputs))
+      output.aliasedInput = (*program)->outputAliasedInput(i);
     result.program = std::move(*program);
     return llvm::Error::success();
   };

@@ -42,6 +42,8 @@ private:
   llvm::Expected<llvm::Constant *>
   rankTable(const DistributedSignature &distributed);
   llvm::Constant *i64Array(ArrayRef<int64_t> values, const llvm::Twine &name);
+  /// The `outputAliases` table of `outputs`: null if none shares a buffer.
+  llvm::Constant *outputAliases(ArrayRef<EntryTensor> outputs);
 
   llvm::Module &module;
   llvm::LLVMContext &ctx;
@@ -181,6 +183,16 @@ llvm::Constant *DescriptorBuilder::i64Array(ArrayRef<int64_t> values,
   return privateGlobal(llvm::ConstantDataArray::get(ctx, data), name);
 }
 
+llvm::Constant *
+DescriptorBuilder::outputAliases(ArrayRef<EntryTensor> outputs) {
+  SmallVector<int64_t> aliases;
+  for (const EntryTensor &output : outputs)
+    aliases.push_back(output.aliasedInput);
+  if (llvm::all_of(aliases, [](int64_t input) { return input == -1; }))
+    return llvm::ConstantPointerNull::get(ptrType);
+  return i64Array(aliases, "tra_exec.output_aliases");
+}
+
 llvm::Constant *DescriptorBuilder::tileTable(ArrayRef<RankTile> tiles,
                                              ArrayRef<EntryTensor> local,
                                              StringRef kind) {
@@ -251,10 +263,10 @@ llvm::Error DescriptorBuilder::build(const EntrySignature &signature,
   llvm::Constant *hardware =
       privateGlobal(llvm::ConstantDataArray::getString(ctx, target.hardware),
                     "tra_exec.hardware");
-  auto *programType =
-      llvm::StructType::get(ctx, {i64Type, ptrType, i64Type, ptrType, i64Type,
-                                  ptrType, ptrType, i64Type, i64Type, ptrType,
-                                  i64Type, ptrType, i64Type, i64Type, ptrType});
+  auto *programType = llvm::StructType::get(
+      ctx,
+      {i64Type, ptrType, i64Type, ptrType, i64Type, ptrType, ptrType, i64Type,
+       i64Type, ptrType, i64Type, ptrType, i64Type, i64Type, ptrType, ptrType});
   llvm::Constant *program = llvm::ConstantStruct::get(
       programType,
       {i64(TRA_EXEC_ABI_VERSION), entryName, i64(signature.inputs.size()),
@@ -263,7 +275,9 @@ llvm::Error DescriptorBuilder::build(const EntrySignature &signature,
        i64(opNames.size()), stringTable(opNames, "ops"),
        i64(distributed ? distributed->ranks.size() : 0), ranks,
        i64(distributed ? distributed->fingerprint : 0),
-       i64(target.cuda ? TRA_EXEC_CUDA : TRA_EXEC_HOST), hardware});
+       i64(target.cuda ? TRA_EXEC_CUDA : TRA_EXEC_HOST), hardware,
+       distributed ? llvm::ConstantPointerNull::get(ptrType)
+                   : outputAliases(signature.outputs)});
   new llvm::GlobalVariable(module, programType, /*isConstant=*/true,
                            llvm::GlobalValue::ExternalLinkage, program,
                            "tra_exec_program");

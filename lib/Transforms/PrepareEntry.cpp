@@ -63,6 +63,8 @@ static LogicalResult prepareEntry(func::FuncOp func) {
   for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i)
     func.setArgAttr(i, bufferization::BufferizationDialect::kWritableAttrName,
                     b.getBoolAttr(false));
+  func->setAttr(tra::kEntryInputsAttrName,
+                b.getI64IntegerAttr(func.getNumArguments()));
   return success();
 }
 

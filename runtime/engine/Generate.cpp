@@ -34,6 +34,10 @@ rt::Status writeBenchJson(const GenerationConfig &config, int64_t promptLen,
        {"prefill_seconds", prefillSeconds},
        {"prefill_tokens_per_s", rate(promptLen, prefillSeconds)},
        {"prefill_one_step", config.oneStepPrefill},
+       {"prefill_chunk", config.oneStepPrefill && config.prefillChunk > 0
+                             ? config.prefillChunk
+                         : config.oneStepPrefill ? promptLen
+                                                 : int64_t(1)},
        {"decode_tokens", decoded},
        {"decode_seconds", decodeSeconds},
        {"decode_tokens_per_s", rate(decoded, decodeSeconds)},
@@ -155,12 +159,17 @@ rt::Status tra::engine::generate(const GenerationConfig &config,
                  static_cast<long long>(promptLen), warmupPrefillSeconds,
                  rate(promptLen, warmupPrefillSeconds));
   if (config.reportTimings) {
+    // A prompt longer than the prefill program runs in several steps.
+    std::string prefillHow =
+        !config.oneStepPrefill ? "one token per step"
+        : config.prefillChunk > 0 && config.prefillChunk < promptLen
+            ? "steps of " + std::to_string(config.prefillChunk) + " tokens"
+            : "one step";
     std::fprintf(stderr,
                  "tra-llama: prefill: %lld tokens in %.3f s (%.1f tokens/s, "
                  "%s, %s)\n",
                  static_cast<long long>(promptLen), prefillSeconds,
-                 rate(promptLen, prefillSeconds),
-                 config.oneStepPrefill ? "one step" : "one token per step",
+                 rate(promptLen, prefillSeconds), prefillHow.c_str(),
                  config.how.c_str());
     std::fprintf(stderr,
                  "tra-llama: decode: %lld tokens in %.3f s (%.1f tokens/s, "

@@ -2,6 +2,7 @@
 
 #include "tra/Engine/LocalModel.h"
 
+#include "tra/Engine/StepChunks.h"
 #include "tra/Engine/StepTensors.h"
 #include "tra/Runtime/File.h"
 #include "tra/Runtime/Tensor.h"
@@ -276,29 +277,72 @@ rt::Status LocalModel::bind(Program &program) {
       program.cacheOutputs.size() != size_t(2 * p.nLayers))
     return rt::fileError(path, "@forward does not pass every KV cache of the " +
                                    std::to_string(p.nLayers) + "-layer model");
+  // Updated in place when the program allows every cache output to be its
+  // input's buffer (tra-alias-entry-outputs): no copy of the caches.
+  std::map<int64_t, size_t> inputSlot;
+  for (auto [slot, index] : program.cacheInputs)
+    inputSlot[index] = slot;
+  program.cachesInPlace = true;
+  for (auto [slot, index] : program.cacheOutputs)
+    program.cachesInPlace &=
+        program.library->outputAliasedInput(slot - firstOutput) ==
+        int64_t(inputSlot[index]);
   return rt::Status::success();
+}
+
+std::vector<int64_t> LocalModel::programLengths() const {
+  std::vector<int64_t> lengths;
+  for (const auto &entry : programs)
+    lengths.push_back(entry.first);
+  return lengths;
 }
 
 rt::Status LocalModel::step(const std::vector<int64_t> &tokens, int64_t pos,
                             int64_t n, std::vector<double> &logits) {
-  auto it = programs.find(n);
-  if (it == programs.end())
-    return rt::Error{"no program for " + std::to_string(n) +
-                     " tokens per step"};
-  Program &program = it->second;
-  if (pos < 0 || n > p.maxSeqLen || pos > p.maxSeqLen - n ||
-      pos + n > int64_t(tokens.size()))
+  if (pos >= 0 && n >= 0 && pos + n > int64_t(tokens.size()))
     return rt::Error{"a step of " + std::to_string(n) + " tokens at position " +
-                     std::to_string(pos) + " is outside the KV cache of " +
-                     std::to_string(p.maxSeqLen) + " positions"};
-  std::copy(tokens.begin() + pos, tokens.begin() + pos + n,
-            program.tokens.begin());
-  program.pos = pos;
+                     std::to_string(pos) + " has only " +
+                     std::to_string(int64_t(tokens.size()) - pos) + " tokens"};
+  rt::Result<std::vector<StepChunk>> chunks =
+      planStepChunks(programLengths(), p.maxSeqLen, pos, n);
+  if (!chunks)
+    return chunks.error();
+  logits.clear();
+  for (size_t c = 0; c < chunks->size(); ++c) {
+    const StepChunk &chunk = (*chunks)[c];
+    // Sampling reads the step's last row; every row is for --logits-out.
+    int64_t firstRow = allRows ? 0 : chunk.count - 1;
+    bool wantRows = allRows || c + 1 == chunks->size();
+    if (rt::Status status =
+            runProgram(programs.at(chunk.seq), tokens, chunk,
+                       wantRows ? firstRow : chunk.count, logits);
+        !status)
+      return status;
+  }
+  return rt::Status::success();
+}
+
+rt::Status LocalModel::runProgram(Program &program,
+                                  const std::vector<int64_t> &tokens,
+                                  const StepChunk &chunk, int64_t firstRow,
+                                  std::vector<double> &logits) {
+  // The chunk's tokens, then padding (token 0) up to the program's length.
+  std::fill(std::copy(tokens.begin() + chunk.pos,
+                      tokens.begin() + chunk.pos + chunk.count,
+                      program.tokens.begin()),
+            program.tokens.end(), 0);
+  program.pos = chunk.pos;
+  // Rows [firstRow, count) of the logits come back (none if firstRow is
+  // count).
+  const size_t vocab = size_t(p.vocabSize);
+  const size_t first = size_t(firstRow) * vocab,
+               last = size_t(chunk.count) * vocab;
   if (accelerator) {
     for (auto [slot, index] : program.cacheInputs)
       program.buffers[slot] = deviceCaches[parity][size_t(index)];
     for (auto [slot, index] : program.cacheOutputs)
-      program.buffers[slot] = deviceCaches[!parity][size_t(index)];
+      program.buffers[slot] =
+          deviceCaches[parity != !program.cachesInPlace][size_t(index)];
     rt::Status status =
         accelerator->copyToDevice(program.deviceTokens, program.tokens.data(),
                                   program.tokens.size() * sizeof(int64_t));
@@ -308,28 +352,29 @@ rt::Status LocalModel::step(const std::vector<int64_t> &tokens, int64_t pos,
     if (status) {
       program.library->run(program.buffers.data());
       // The logits are on the host once the step's work is done: only the
-      // last row (what the sampler reads) unless every row is asked for.
-      size_t first =
-          allRows ? 0 : size_t(program.seq - 1) * size_t(p.vocabSize);
-      status = accelerator->copyToHost(
-          program.logits.data() + first,
-          static_cast<const float *>(program.deviceLogits) + first,
-          (program.logits.size() - first) * sizeof(float));
+      // rows asked for.
+      if (last > first)
+        status = accelerator->copyToHost(
+            program.logits.data() + first,
+            static_cast<const float *>(program.deviceLogits) + first,
+            (last - first) * sizeof(float));
     }
     if (!status)
-      return rt::Error{"a step of " + std::to_string(n) + " tokens on " +
-                       accelerator->describe() + ": " + status.message()};
+      return rt::Error{"a step of " + std::to_string(chunk.count) +
+                       " tokens on " + accelerator->describe() + ": " +
+                       status.message()};
   } else {
     for (auto [slot, index] : program.cacheInputs)
       program.buffers[slot] = caches[parity][size_t(index)].data();
     for (auto [slot, index] : program.cacheOutputs)
-      program.buffers[slot] = caches[!parity][size_t(index)].data();
+      program.buffers[slot] =
+          caches[parity != !program.cachesInPlace][size_t(index)].data();
     program.library->run(program.buffers.data());
   }
-  parity = !parity;
-  // Sampling reads the last row; the others are for --logits-out.
-  size_t first = allRows ? 0 : size_t(program.seq - 1) * size_t(p.vocabSize);
-  logits.assign(program.logits.begin() + first, program.logits.end());
+  if (!program.cachesInPlace)
+    parity = !parity;
+  logits.insert(logits.end(), program.logits.begin() + first,
+                program.logits.begin() + last);
   return rt::Status::success();
 }
 

@@ -1,6 +1,7 @@
 //===- RankModel.cpp - One MPI rank of a distributed LLaMA model ----------===//
 
 #include "tra/Engine/RankModel.h"
+#include "tra/Engine/StepChunks.h"
 
 #include "tra/Engine/Redistribute.h"
 #include "tra/Engine/StepTensors.h"
@@ -91,6 +92,13 @@ rt::Status RankModel::init(int rank, const std::string &checkpoint,
 bool RankModel::hasProgram(int64_t seq) const {
   return std::any_of(steps.begin(), steps.end(),
                      [&](const Step &s) { return s.seq == seq; });
+}
+
+std::vector<int64_t> RankModel::programLengths() const {
+  std::vector<int64_t> lengths;
+  for (const Step &s : steps)
+    lengths.push_back(s.seq);
+  return lengths;
 }
 
 /// Finds the step length and the layouts of the caches and the logits.
@@ -404,18 +412,45 @@ RankModel::bindCaches(Step &step, std::vector<rt::HostTensor> &inputs,
 
 rt::Status RankModel::step(const std::vector<int64_t> &tokens, int64_t pos,
                            int64_t n, std::vector<double> &logits) {
-  Step *step = nullptr;
-  for (Step &s : steps)
-    if (s.seq == n)
-      step = &s;
-  if (!step)
-    return rt::Error{"no program for " + std::to_string(n) +
-                     " tokens per step"};
-  if (pos < 0 || n > p.maxSeqLen || pos > p.maxSeqLen - n ||
-      pos + n > int64_t(tokens.size()))
+  if (pos >= 0 && n >= 0 && pos + n > int64_t(tokens.size()))
     return rt::Error{"a step of " + std::to_string(n) + " tokens at position " +
-                     std::to_string(pos) + " is outside the KV cache of " +
-                     std::to_string(p.maxSeqLen) + " positions"};
+                     std::to_string(pos) + " has only " +
+                     std::to_string(int64_t(tokens.size()) - pos) + " tokens"};
+  rt::Result<std::vector<StepChunk>> chunks =
+      planStepChunks(programLengths(), p.maxSeqLen, pos, n);
+  if (!chunks)
+    return chunks.error();
+  logits.clear();
+  std::vector<int64_t> padded;
+  for (size_t c = 0; c < chunks->size(); ++c) {
+    const StepChunk &chunk = (*chunks)[c];
+    Step *step = nullptr;
+    for (Step &s : steps)
+      if (s.seq == chunk.seq)
+        step = &s;
+    // A padded chunk reads token 0 past its real tokens.
+    const std::vector<int64_t> *stepTokens = &tokens;
+    if (chunk.count < chunk.seq) {
+      padded.assign(tokens.begin(), tokens.begin() + chunk.pos + chunk.count);
+      padded.resize(size_t(chunk.pos + chunk.seq), 0);
+      stepTokens = &padded;
+    }
+    // Sampling reads the step's last row; every row is for --logits-out.
+    bool wantRows = allRows || c + 1 == chunks->size();
+    int64_t firstRow = !wantRows ? chunk.count : allRows ? 0 : chunk.count - 1;
+    if (rt::Status status =
+            runStep(*step, *stepTokens, chunk, firstRow, logits);
+        !status)
+      return status;
+  }
+  return rt::Status::success();
+}
+
+rt::Status RankModel::runStep(Step &program, const std::vector<int64_t> &tokens,
+                              const StepChunk &chunk, int64_t firstRow,
+                              std::vector<double> &logits) {
+  Step *step = &program;
+  const int64_t pos = chunk.pos, n = chunk.count;
   // The tokens tile and the positions: on a GPU through their host copies.
   auto hostOf = [&](size_t slot) {
     auto copy = step->hostCopies.find(slot);
@@ -475,13 +510,16 @@ rt::Status RankModel::step(const std::vector<int64_t> &tokens, int64_t pos,
     if (rt::Status s = accelerator->synchronize(); !s)
       return onDevice(s);
   }
-  return gatherLogits(*step, n, logits);
+  return gatherLogits(*step, firstRow, n, logits);
 }
 
-rt::Status RankModel::gatherLogits(Step &step, int64_t n,
+rt::Status RankModel::gatherLogits(Step &step, int64_t firstRow, int64_t n,
                                    std::vector<double> &logits) {
+  // No rows wanted (a chunk before the last): every rank skips the gather.
+  if (firstRow >= n)
+    return rt::Status::success();
   std::vector<std::optional<Box>> whole(static_cast<size_t>(ranks));
-  whole[0] = Box{{0, 0}, {n, p.vocabSize}};
+  whole[0] = Box{{firstRow, 0}, {n - firstRow, p.vocabSize}};
   rt::HostTensor mine;
   if (step.logitsSlot) {
     size_t slot = *step.logitsSlot;
@@ -498,10 +536,8 @@ rt::Status RankModel::gatherLogits(Step &step, int64_t n,
   if (!all)
     return all.error();
   if (me == 0) {
-    logits.resize(size_t(all->numElements()));
     const float *data = reinterpret_cast<const float *>(all->data());
-    for (size_t i = 0; i < logits.size(); ++i)
-      logits[i] = data[i];
+    logits.insert(logits.end(), data, data + all->numElements());
   }
   return rt::Status::success();
 }

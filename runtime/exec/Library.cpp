@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <dlfcn.h>
+#include <vector>
 
 using namespace tra;
 using namespace tra::exec;
@@ -46,6 +47,37 @@ static rt::Status checkTiles(const TraExecTile *tiles, int64_t count,
   return rt::Status::success();
 }
 
+/// Succeeds if `p.outputAliases` is null, or names for each output -1 or an
+/// input of its element type and shape that no other output names; never
+/// for a distributed program.
+static rt::Status checkOutputAliases(const TraExecProgram &p) {
+  if (!p.outputAliases)
+    return rt::Status::success();
+  if (p.numRanks > 0)
+    return rt::Error{"a distributed program with output aliases"};
+  std::vector<bool> named(p.numInputs, false);
+  for (int64_t i = 0; i < p.numOutputs; ++i) {
+    int64_t input = p.outputAliases[i];
+    if (input == -1)
+      continue;
+    const TraExecTensorInfo &out = p.outputs[i];
+    if (input < 0 || input >= p.numInputs || named[input])
+      return rt::Error{"output '" + std::string(out.name) +
+                       "' may share the buffer of input " +
+                       std::to_string(input) +
+                       ", which is not an input or is named twice"};
+    named[input] = true;
+    const TraExecTensorInfo &in = p.inputs[input];
+    if (in.dtype != out.dtype || in.rank != out.rank ||
+        !std::equal(in.shape, in.shape + in.rank, out.shape))
+      return rt::Error{"output '" + std::string(out.name) +
+                       "' may share the buffer of input '" +
+                       std::string(in.name) +
+                       "' of another element type or shape"};
+  }
+  return rt::Status::success();
+}
+
 rt::Status tra::exec::checkDescriptor(const TraExecProgram &p) {
   if (p.abiVersion != TRA_EXEC_ABI_VERSION)
     return rt::Error{"descriptor ABI version " + std::to_string(p.abiVersion) +
@@ -63,6 +95,8 @@ rt::Status tra::exec::checkDescriptor(const TraExecProgram &p) {
   if (p.numRanks < 0 || (p.numRanks == 0 && !p.run) ||
       (p.numRanks > 0 && !p.ranks))
     return rt::Error{"malformed program descriptor"};
+  if (rt::Status problem = checkOutputAliases(p); !problem.ok())
+    return problem;
   for (int64_t r = 0; r < p.numRanks; ++r) {
     const TraExecRankProgram &rank = p.ranks[r];
     if (!rank.run)
@@ -105,6 +139,13 @@ ProgramLibrary::open(const std::string &path) {
 ProgramLibrary::~ProgramLibrary() {
   if (handle)
     dlclose(handle);
+}
+
+int64_t ProgramLibrary::outputAliasedInput(size_t output) const {
+  if (!descriptor->outputAliases ||
+      output >= static_cast<size_t>(descriptor->numOutputs))
+    return -1;
+  return descriptor->outputAliases[output];
 }
 
 void ProgramLibrary::setNumThreads(int64_t threads) const {

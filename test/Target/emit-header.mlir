@@ -1,5 +1,6 @@
 // The C header for embedding a compiled object names every buffer of the
-// entry in the order `tra_exec_program.run` takes them.
+// entry in the order `tra_exec_program.run` takes them, and says which
+// output may be given an input's buffer (y is a copy of x).
 // RUN: rm -rf %t && mkdir -p %t
 // RUN: tra-compile %s --hw local --emit=lib -o %t/model
 // RUN: FileCheck %s < %t/model.h
@@ -10,7 +11,7 @@
 // CHECK-NEXT: TRA_INPUT_x = 0,
 // CHECK-NEXT: /* layers.0.pos: i64[] */
 // CHECK-NEXT: TRA_INPUT_layers_0_pos = 1,
-// CHECK-NEXT: /* y: f32[4, 8] */
+// CHECK-NEXT: /* y: f32[4, 8]; may be the buffer of input x (tra_exec_program.outputAliases) */
 // CHECK-NEXT: TRA_OUTPUT_y = 2,
 // CHECK-NEXT: /* result1: i1[4] */
 // CHECK-NEXT: TRA_OUTPUT_result1 = 3,

@@ -31,6 +31,7 @@
 #include "tra/Cuda/Accelerator.h"
 #endif
 
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 #include <optional>
@@ -150,8 +151,13 @@ int main(int argc, char **argv) {
     config.tokenizer = &*tokenizer;
   }
   config.vocabSize = p.vocabSize;
-  config.oneStepPrefill = config.prompt.size() == 1 ||
-                          model.hasProgram(int64_t(config.prompt.size()));
+  // The prompt runs in steps of the longest program (padded where the
+  // prompt is shorter; StepChunks.h), one token per step if there is only
+  // the decoding program.
+  std::vector<int64_t> lengths = model.programLengths();
+  int64_t longest = *std::max_element(lengths.begin(), lengths.end());
+  config.oneStepPrefill = config.prompt.size() == 1 || longest > 1;
+  config.prefillChunk = longest;
   config.how = std::string("compiled step programs, in process") +
                (accelerator ? ", on the GPU" : "") +
                (sixteenBit ? ", 16-bit weights" : "");

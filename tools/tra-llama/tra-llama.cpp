@@ -5,6 +5,7 @@
 //                  [--tokenizer TOK.bin --prompt TEXT]
 //                  [--print-ids] [--logits-out FILE.npy]
 //                  [--hw local|FILE.json] [--num-threads N] [--prefill=false]
+//                  [--prefill-chunk N]
 //                  [--cache-dir DIR | --no-cache] [--bench-json FILE]
 //                  [--temperature T] [--top-p P] [--seed S]
 //                  [--emulate-on-cpu]
@@ -18,8 +19,11 @@
 // llama2.c does, in the engine's generation loop (tra/Engine/Generate.h):
 // the prompt runs as one step of all its tokens (prefill), then one token
 // per step. With --engine=compiled (default) and one device, @forward is
-// compiled for each step length into a shared library (cached by a hash of
-// the model IR, the hardware and the compiler) that the engine
+// compiled for two step lengths, 1 token (decoding) and a prefill chunk
+// (--prefill-chunk, 128 tokens by default: prompts of any length run in
+// steps of it, the last padded; tra/Engine/StepChunks.h), into shared
+// libraries (cached by a hash of the model IR, the hardware and the
+// compiler, so a new prompt length compiles nothing) that the engine
 // (tra/Engine/LocalModel.h) loads into this process; the weights and KV
 // caches stay in memory. With several devices, the step programs are
 // planned for them and the generation runs as one MPI job (Distributed.h,
@@ -36,6 +40,7 @@
 #include "tra/Engine/Checkpoint.h"
 #include "tra/Engine/Generate.h"
 #include "tra/Engine/LocalModel.h"
+#include "tra/Engine/StepChunks.h"
 #include "tra/Target/LibraryCache.h"
 #ifdef TRA_LLAMA_HAVE_CUDA
 #include "tra/Cuda/Accelerator.h"
@@ -156,6 +161,12 @@ static cl::opt<bool> prefill("prefill",
                                       "tokens (default; --prefill=false: one "
                                       "token per step)"),
                              cl::init(true), cl::cat(getToolCategory()));
+static cl::opt<int64_t> prefillChunk(
+    "prefill-chunk",
+    cl::desc("tokens per prefill step of the compiled model (default 128, "
+             "at most --max-seq-len): one program runs prompts of any "
+             "length, in steps of N tokens, the last padded"),
+    cl::init(0), cl::cat(getToolCategory()));
 static cl::opt<std::string>
     cacheDirectory("cache-dir",
                    cl::desc("where compiled models are cached (default: "
@@ -382,6 +393,12 @@ static llvm::Error prepareGeneration(const rt::LlamaParams &p,
   // The prompt runs as one step of all its tokens (prefill) unless
   // --prefill=false; decoding runs one token per step.
   config.oneStepPrefill = prefill || prompt.size() == 1;
+  if (prefillChunk < 0)
+    return llvm::createStringError(
+        "--prefill-chunk " + std::to_string(prefillChunk) +
+        " must be positive (0, the default: " +
+        std::to_string(engine::kDefaultPrefillChunk) + " tokens)");
+  config.prefillChunk = engine::prefillChunkLength(prefillChunk, p.maxSeqLen);
   config.temperature = temperature;
   config.topP = topP;
   // Without --seed a sampled run takes its seed from the clock (as
@@ -520,9 +537,11 @@ static int runDistributed(MLIRContext &ctx,
   if (llvm::Error e = model.init(p, hw, threads, emulateOnCpu,
                                  libraryCacheDirectory(), std::move(dtypes)))
     return fail(llvm::toString(std::move(e)));
+  // Decoding and the prefill chunk: compiled once, whatever the prompt.
   SmallVector<int64_t> stepLengths = {1};
-  if (config.oneStepPrefill && config.prompt.size() > 1)
-    stepLengths.push_back(int64_t(config.prompt.size()));
+  if (config.oneStepPrefill && config.prompt.size() > 1 &&
+      config.prefillChunk > 1)
+    stepLengths.push_back(config.prefillChunk);
   for (int64_t seq : stepLengths)
     if (llvm::Error e = model.addProgram(ctx, seq))
       return fail(llvm::toString(std::move(e)));
@@ -546,9 +565,13 @@ static int run(MLIRContext &ctx, const rt::LlamaCheckpoint &ckpt,
   if (llvm::Error e = prepareGeneration(p, tokenizer, config))
     return fail(llvm::toString(std::move(e)));
   const int64_t promptLen = int64_t(config.prompt.size());
+  // Compiled: decoding and the prefill chunk, whatever the prompt's length.
+  // The interpreter compiles nothing: it runs the prompt's length exactly.
   SmallVector<int64_t> stepLengths = {1};
-  if (config.oneStepPrefill && promptLen > 1)
-    stepLengths.push_back(promptLen);
+  if (engineKind == Engine::Interpreter)
+    config.prefillChunk = promptLen;
+  if (config.oneStepPrefill && promptLen > 1 && config.prefillChunk > 1)
+    stepLengths.push_back(config.prefillChunk);
 
   // The interpreter runs @forward of each step length on interpreter
   // tensors: the arguments in the order of @forward (tokens set per step).

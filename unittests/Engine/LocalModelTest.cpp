@@ -61,6 +61,50 @@ TEST(LocalModel, LastRowOnly) {
     EXPECT_NEAR(logits[j], expectedLogit(j, 6, 2), 1e-4);
 }
 
+TEST(LocalModel, AStepOfAnyLengthRunsInChunks) {
+  // Programs of 1 and 3 tokens: 7 tokens run as 3 + 3 + 1, 2 tokens as one
+  // padded 3-token step, and near the cache's end (2 tokens at 6: 6 + 3 >
+  // 8) token by token; every row equals one-token-at-a-time decoding.
+  rt::LlamaCheckpoint ckpt = tinyCheckpoint();
+  std::vector<int64_t> tokens = {1, 2, 3, 4, 2, 1, 3, 2};
+  LocalModel single(ckpt, 1);
+  ASSERT_TRUE(single.addProgram(openStep(TRA_FAKE_STEP_SEQ1)).ok());
+  std::vector<double> reference, row;
+  for (int64_t pos = 0; pos < 8; ++pos) {
+    ASSERT_TRUE(single.step(tokens, pos, 1, row).ok());
+    reference.insert(reference.end(), row.begin(), row.end());
+  }
+  LocalModel chunked(ckpt, 1);
+  ASSERT_TRUE(chunked.addProgram(openStep(TRA_FAKE_STEP_SEQ3)).ok());
+  ASSERT_TRUE(chunked.addProgram(openStep(TRA_FAKE_STEP_SEQ1)).ok());
+  EXPECT_EQ(chunked.programLengths(), (std::vector<int64_t>{1, 3}));
+  for (std::vector<int64_t> split :
+       {std::vector<int64_t>{7, 1}, std::vector<int64_t>{2, 4, 2},
+        std::vector<int64_t>{8}}) {
+    chunked.resetCaches();
+    std::vector<double> logits, all;
+    int64_t pos = 0;
+    for (int64_t n : split) {
+      ASSERT_TRUE(chunked.step(tokens, pos, n, logits).ok()) << pos;
+      ASSERT_EQ(logits.size(), size_t(5 * n)) << pos;
+      all.insert(all.end(), logits.begin(), logits.end());
+      pos += n;
+    }
+    ASSERT_EQ(all.size(), reference.size());
+    for (size_t i = 0; i < all.size(); ++i)
+      EXPECT_NEAR(all[i], reference[i], 1e-4)
+          << "row " << i / 5 << " word " << i % 5;
+  }
+  // The last row only: that of the last real token, not of a padded row.
+  chunked.resetCaches();
+  chunked.allRows = false;
+  std::vector<double> last;
+  ASSERT_TRUE(chunked.step(tokens, 0, 5, last).ok());
+  ASSERT_EQ(last.size(), 5u);
+  for (int j = 0; j < 5; ++j)
+    EXPECT_NEAR(last[size_t(j)], reference[size_t(4 * 5 + j)], 1e-4);
+}
+
 TEST(LocalModel, SixteenBitWeightsAreConverted) {
   // 0.5 * j is exact in bf16: the same logits as from f32 weights.
   rt::LlamaCheckpoint ckpt = tinyCheckpoint(rt::DType::BF16);
@@ -129,11 +173,21 @@ TEST(LocalModel, Errors) {
       << missing.message();
   EXPECT_FALSE(other.hasProgram(1));
 
+  // Only a 3-token program: 2 tokens at position 6 neither fit it padded
+  // (6 + 3 > 8) nor split into shorter programs.
   std::vector<double> logits;
-  rt::Status noProgram = model.step({1, 2}, 0, 2, logits);
+  LocalModel three(ckpt, 1);
+  ASSERT_TRUE(three.addProgram(openStep(TRA_FAKE_STEP_SEQ3)).ok());
+  rt::Status noProgram = three.step(std::vector<int64_t>(8, 1), 6, 2, logits);
   ASSERT_FALSE(noProgram.ok());
-  EXPECT_NE(noProgram.message().find("no program for 2 tokens"),
-            std::string::npos);
+  EXPECT_NE(noProgram.message().find("no step programs for 2 tokens at "
+                                     "position 6 (programs of 3 tokens"),
+            std::string::npos)
+      << noProgram.message();
+  rt::Status fewTokens = model.step({1, 2}, 1, 2, logits);
+  ASSERT_FALSE(fewTokens.ok());
+  EXPECT_NE(fewTokens.message().find("has only 1 tokens"), std::string::npos)
+      << fewTokens.message();
   std::vector<int64_t> tokens(9, 1);
   for (int64_t pos : {int64_t(-1), int64_t(8), INT64_MAX}) {
     rt::Status outside = model.step(tokens, pos, 1, logits);

@@ -46,7 +46,8 @@ LogicalResult lowerToLLVMDialect(ModuleOp module, StringRef entry,
 
 /// Finds the entry (`options.entry`), records its signature, prefixes the
 /// model symbols and lowers `module` to the LLVM dialect: the first half of
-/// every code generation path. The signature's `symbol` is the lowered name.
+/// every code generation path. The signature's `symbol` is the lowered name;
+/// its outputs' `aliasedInput` are what the lowering allows.
 FailureOr<EntrySignature>
 lowerEntryToLLVMDialect(ModuleOp module, const CodegenOptions &options);
 

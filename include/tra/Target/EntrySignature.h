@@ -43,6 +43,9 @@ struct EntryTensor {
   std::string name;
   ExecElementType elementType = ExecElementType::f32;
   SmallVector<int64_t> shape;
+  /// Outputs: the index of the input whose buffer a caller may also pass as
+  /// this output's (see `setOutputAliases`), or -1.
+  int64_t aliasedInput = -1;
 };
 
 /// The signature of an entry function: what the executable reads and writes.
@@ -66,6 +69,14 @@ FailureOr<func::FuncOp> findEntryFunction(ModuleOp module, StringRef name);
 /// type is not a static-shape tensor of f32, f16, bf16, i64, i32 or i1, or if
 /// two arguments or two results have the same name.
 FailureOr<EntrySignature> getEntrySignature(func::FuncOp entry);
+
+/// Sets the `aliasedInput` of the outputs of `signature` from the
+/// `tra.output_aliases` attribute (tra-alias-entry-outputs) of `lowered`, the
+/// entry function after bufferization or lowering (a func.func or an
+/// llvm.func); without it no output shares a buffer. Emits an error if the
+/// attribute does not fit `signature`: one entry per output, each -1 or an
+/// input of the same element type and shape, no input named twice.
+LogicalResult setOutputAliases(Operation *lowered, EntrySignature &signature);
 
 /// One tile of an entry tensor that one rank of a distributed program holds.
 struct RankTile {

@@ -50,7 +50,8 @@ std::string computeLibraryCacheKey(ModuleOp module,
 struct CompiledProgram {
   /// The loaded library (run it through the engine, runtime/engine).
   std::unique_ptr<::tra::exec::ProgramLibrary> program;
-  /// The entry's signature, as in the model.
+  /// The entry's signature, as in the model, with the outputs'
+  /// `aliasedInput` of the loaded library.
   EntrySignature signature;
   /// True if the library came from the cache (nothing was compiled).
   bool fromCache = false;

@@ -10,12 +10,24 @@
 #define TRA_TRANSFORMS_PASSES_H
 
 #include "mlir/Pass/Pass.h"
+#include "llvm/ADT/StringRef.h"
 
 #include <memory>
 
 namespace mlir {
 class ModuleOp;
 namespace tra {
+
+/// The attribute `tra-prepare-entry` sets on an entry function: its number
+/// of arguments (an i64). After `buffer-results-to-out-params` the
+/// arguments from this index on are the out-parameters of its results.
+inline constexpr llvm::StringLiteral kEntryInputsAttrName = "tra.entry_inputs";
+
+/// The attribute `tra-alias-entry-outputs` sets on an entry function (a
+/// DenseI64ArrayAttr): for each output, the index of the input whose buffer
+/// the caller may also pass as the output's, or -1.
+inline constexpr llvm::StringLiteral kOutputAliasesAttrName =
+    "tra.output_aliases";
 
 #define GEN_PASS_DECL
 #include "tra/Transforms/Passes.h.inc"

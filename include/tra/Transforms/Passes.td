@@ -25,9 +25,11 @@ def PrepareEntryPass : Pass<"tra-prepare-entry", "::mlir::ModuleOp"> {
     function with a body), checks that its arguments and results are tensors
     of static shape and of an element type the executable runtime reads and
     writes (f32, f16, bf16, i64, i32, i1), marks it `llvm.emit_c_interface`,
-    and marks its arguments `bufferization.writable = false` so that
+    marks its arguments `bufferization.writable = false` so that
     bufferization never writes into caller buffers (which the runtime may
-    map read-only from files).
+    map read-only from files), and records its number of arguments as
+    `tra.entry_inputs` (after `buffer-results-to-out-params` the results
+    are arguments too; `tra-alias-entry-outputs` tells them apart).
 
     ```mlir
     func.func @main(%x: tensor<4xf32> {tra.name = "x"}) -> tensor<4xf32>
@@ -38,13 +40,79 @@ def PrepareEntryPass : Pass<"tra-prepare-entry", "::mlir::ModuleOp"> {
     ```mlir
     func.func @main(%x: tensor<4xf32> {bufferization.writable = false,
                                        tra.name = "x"}) -> tensor<4xf32>
-        attributes {llvm.emit_c_interface}
+        attributes {llvm.emit_c_interface, tra.entry_inputs = 1 : i64}
     ```
   }];
   let options = [
     Option<"entry", "entry", "std::string", /*default=*/"\"\"",
            "Name of the entry function">,
   ];
+}
+
+def AliasEntryOutputsPass
+    : Pass<"tra-alias-entry-outputs", "::mlir::func::FuncOp"> {
+  let summary = "Let an entry output share its buffer with the input it starts as a copy of";
+  let description = [{
+    After bufferization and `buffer-results-to-out-params`, an entry
+    function that returns an updated copy of an argument (a KV cache that
+    `tra.update_slice` writes a few rows into) first copies the whole input
+    buffer into the output buffer. A caller that keeps the tensor from one
+    call to the next (the output becomes the next call's input) could pass
+    one buffer for both and skip that copy.
+
+    On an entry function (`tra.entry_inputs = N` from `tra-prepare-entry`:
+    arguments 0 .. N-1 are its inputs, the others its outputs), this pass
+    finds every `memref.copy %in, %out` of an input into an output such
+    that the copy is an operation of the entry block, it is the only use of
+    `%in`, every other use of `%out` (or the entry-block operation holding
+    it) comes after the copy, both have the same type with the identity
+    layout, and neither `%in` nor `%out` is part of another such pair. It
+    guards each such copy by a comparison of the two buffers' aligned
+    pointers, and lists the pairs in `tra.output_aliases`: for each output,
+    the input whose buffer it may be, or -1.
+
+    When a caller passes one buffer as both, the copy would copy the buffer
+    onto itself: skipping it leaves the same contents, and since nothing
+    else reads `%in` and nothing used `%out` before, the program computes
+    the same results. With distinct buffers nothing changes. Any other
+    overlap of buffers stays undefined.
+
+    ```mlir
+    func.func @main(%x: memref<2x4xf32>, %cache: memref<16x4xf32>,
+                    %out: memref<16x4xf32>)
+        attributes {llvm.emit_c_interface, tra.entry_inputs = 2 : i64} {
+      memref.copy %cache, %out : memref<16x4xf32> to memref<16x4xf32>
+      %rows = memref.subview %out[0, 0] [2, 4] [1, 1] : ...
+      memref.copy %x, %rows : ...
+      return
+    }
+    ```
+
+    becomes
+
+    ```mlir
+    func.func @main(%x: memref<2x4xf32>, %cache: memref<16x4xf32>,
+                    %out: memref<16x4xf32>)
+        attributes {llvm.emit_c_interface, tra.entry_inputs = 2 : i64,
+                    tra.output_aliases = array<i64: 1>} {
+      %p = memref.extract_aligned_pointer_as_index %cache : ... -> index
+      %q = memref.extract_aligned_pointer_as_index %out : ... -> index
+      %distinct = arith.cmpi ne, %p, %q : index
+      scf.if %distinct {
+        memref.copy %cache, %out : memref<16x4xf32> to memref<16x4xf32>
+      }
+      %rows = memref.subview %out[0, 0] [2, 4] [1, 1] : ...
+      memref.copy %x, %rows : ...
+      return
+    }
+    ```
+
+    Functions without `tra.entry_inputs`, or that still return values, are
+    left alone; so is a function that already has `tra.output_aliases`.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::scf::SCFDialect"];
 }
 
 //===----------------------------------------------------------------------===//

@@ -36,6 +36,7 @@
 #include "tra/Cuda/Accelerator.h"
 #endif
 
+#include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
@@ -161,7 +162,14 @@ int main(int argc, char **argv) {
 
   engine::GenerationConfig config = options->generation;
   config.vocabSize = p.vocabSize;
-  config.oneStepPrefill = model.hasProgram(int64_t(config.prompt.size()));
+  // The prompt runs in steps of the longest program (a prefill chunk,
+  // padded where the prompt is shorter), unless there is only the decoding
+  // program.
+  std::vector<int64_t> lengths = model.programLengths();
+  int64_t longest = *std::max_element(lengths.begin(), lengths.end());
+  config.oneStepPrefill = longest > 1 || config.prompt.size() == 1;
+  config.prefillChunk = longest;
+  model.allRows = !config.logitsOut.empty();
   config.how = "compiled, " + std::to_string(model.numRanks()) +
                " MPI ranks in one job" + (gpu ? ", one GPU each" : "") +
                (model.sixteenBitWeights() ? ", 16-bit weights" : "");

@@ -33,9 +33,13 @@ struct GenerationConfig {
   /// Positions to run, the prompt's included.
   int64_t steps = 0;
   int64_t vocabSize = 0;
-  /// Run the prompt as one step of all its tokens (the engine has a program
-  /// for that length); otherwise one token per step.
+  /// Run the prompt as one step of all its tokens (the engine runs it in
+  /// chunks of its prefill program, StepChunks.h); otherwise one token per
+  /// step.
   bool oneStepPrefill = true;
+  /// The prefill program's tokens per step, for the timing lines (0: the
+  /// prompt's length).
+  int64_t prefillChunk = 0;
   /// Sampling (see rt::Sampler; checked with Sampler::validate).
   double temperature = 0.0;
   double topP = 0.9;

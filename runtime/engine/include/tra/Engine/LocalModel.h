@@ -1,14 +1,17 @@
 //===- LocalModel.h - A LLaMA model run in this process ---------*- C++ -*-===//
 //
 // The engine of a LLaMA model on one device: step programs compiled by tra
-// into shared libraries (one per step length: 1 token for decoding, the
-// prompt's length for prefill) are loaded into this process and run on the
-// weights where the checkpoint holds them. The model owns the state between
-// steps: the rotary tables and the KV caches, double-buffered (a step reads
-// one set and writes the other, which the program returns; then the sets
-// swap). tra-llama and the Python package run one-device generations
-// through it; compiling the programs is the caller's business (the
-// compiler's library cache). No MLIR dependency.
+// into shared libraries (one per step length: 1 token for decoding, a
+// prefill chunk, e.g. 128 tokens, that prompts of any length run in, see
+// StepChunks.h) are loaded into this process and run on the weights where the
+// checkpoint holds them. The model owns the state between steps: the rotary
+// tables and the KV caches, updated in place where the program allows its cache
+// outputs to be its inputs' buffers (compiled programs do:
+// tra-alias-entry-outputs), else double-buffered (a step reads one set and
+// writes the other, which the program returns; then the sets swap). tra-llama
+// and the Python package run one-device generations through it; compiling the
+// programs is the caller's business (the compiler's library cache). No MLIR
+// dependency.
 //
 // With an accelerator (runtime/cuda's, tra/Cuda/Accelerator.h) the model runs
 // step programs compiled for a GPU: the weights they read and the rotary
@@ -22,6 +25,7 @@
 #define TRA_ENGINE_LOCALMODEL_H
 
 #include "tra/Engine/DeviceMemory.h"
+#include "tra/Engine/StepChunks.h"
 #include "tra/Exec/Driver.h"
 #include "tra/Exec/Library.h"
 #include "tra/Runtime/Error.h"
@@ -56,9 +60,14 @@ public:
   /// Whether a program runs steps of `seq` tokens.
   bool hasProgram(int64_t seq) const { return programs.count(seq) != 0; }
 
+  /// The tokens per step of the programs added so far.
+  std::vector<int64_t> programLengths() const;
+
   /// Runs one step over tokens[pos, pos + n) (the caches hold the positions
-  /// before pos) with the program for n tokens; `logits` receives every row
-  /// (n x vocab) if allRows, else the last one.
+  /// before pos) with the programs added, in chunks (StepChunks.h): the
+  /// program for n tokens if there is one, else the prefill chunk's (padded)
+  /// and the decoding program's. `logits` receives every row (n x vocab) if
+  /// allRows, else the last one.
   rt::Status step(const std::vector<int64_t> &tokens, int64_t pos, int64_t n,
                   std::vector<double> &logits);
 
@@ -81,9 +90,17 @@ private:
     std::vector<void *> buffers;
     /// (buffer slot, cache index 2 * layer + (k ? 0 : 1)).
     std::vector<std::pair<size_t, int64_t>> cacheInputs, cacheOutputs;
+    /// Every cache output may be its input's buffer: the step updates the
+    /// current set in place (no copy, no swap).
+    bool cachesInPlace = false;
   };
 
   rt::Status bind(Program &program);
+  /// Runs `program` over `chunk` of `tokens`; appends the logits rows
+  /// [firstRow, chunk.count) to `logits`.
+  rt::Status runProgram(Program &program, const std::vector<int64_t> &tokens,
+                        const StepChunk &chunk, int64_t firstRow,
+                        std::vector<double> &logits);
   /// GPU: the rotary tables and both cache sets on the device (once).
   rt::Status prepareDevice();
   /// Host: weight `name` in its dtype, or (`widen`) as f32, converted once.

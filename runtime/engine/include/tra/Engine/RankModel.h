@@ -32,6 +32,7 @@
 #define TRA_ENGINE_RANKMODEL_H
 
 #include "tra/Engine/DeviceMemory.h"
+#include "tra/Engine/StepChunks.h"
 #include "tra/Engine/TileLayout.h"
 #include "tra/Exec/Driver.h"
 #include "tra/Exec/Library.h"
@@ -77,11 +78,17 @@ public:
   const rt::LlamaParams &params() const { return p; }
   /// Whether a program runs steps of `seq` tokens (after init).
   bool hasProgram(int64_t seq) const;
+  /// The tokens per step of the programs (after init).
+  std::vector<int64_t> programLengths() const;
 
-  /// Runs one step over tokens[pos, pos + n) on this rank; rank 0 receives
-  /// every row of the logits. Collective: every rank runs the same steps.
+  /// Runs one step over tokens[pos, pos + n) on this rank, in chunks of
+  /// the programs loaded (StepChunks.h); rank 0 receives every row of the
+  /// logits (allRows) or the last. Collective: every rank runs the same
+  /// steps.
   rt::Status step(const std::vector<int64_t> &tokens, int64_t pos, int64_t n,
                   std::vector<double> &logits);
+  /// step() gathers every row of logits on rank 0 (else the last one only).
+  bool allRows = true;
 
   /// KV caches moved from one step program's layout to another's, and the
   /// bytes that changed rank (all ranks together).
@@ -129,8 +136,16 @@ private:
   /// receive this step's input tiles (host / GPU).
   rt::Status bindCaches(Step &step, std::vector<rt::HostTensor> &inputs,
                         std::vector<std::pair<void *, size_t>> &deviceInputs);
-  /// Rank 0 receives every logits row of `step` (n tokens) in `logits`.
-  rt::Status gatherLogits(Step &step, int64_t n, std::vector<double> &logits);
+  /// Runs `step`'s program over `chunk` of `tokens` (padded to the
+  /// program's length); rank 0 appends the logits rows [firstRow,
+  /// chunk.count) to `logits`.
+  rt::Status runStep(Step &step, const std::vector<int64_t> &tokens,
+                     const StepChunk &chunk, int64_t firstRow,
+                     std::vector<double> &logits);
+  /// Rank 0 appends the logits rows [firstRow, n) of `step` to `logits`
+  /// (no gather when firstRow is n).
+  rt::Status gatherLogits(Step &step, int64_t firstRow, int64_t n,
+                          std::vector<double> &logits);
 
   int me = 0;
   int64_t ranks = 0;

@@ -26,7 +26,7 @@ extern "C" {
 #endif
 
 /** Version of the descriptor layout below. */
-#define TRA_EXEC_ABI_VERSION 4
+#define TRA_EXEC_ABI_VERSION 5
 
 /** Where a program runs. */
 typedef enum TraExecDevice {
@@ -96,7 +96,7 @@ typedef struct TraExecProgram {
    * Runs the entry function (null for a distributed program). `buffers`
    * holds numInputs + numOutputs pointers to dense row-major data: the
    * inputs (only read), then the outputs (fully written). Buffers must not
-   * overlap outputs.
+   * overlap outputs, except as `outputAliases` allows.
    */
   void (*run)(void *const *buffers);
   /** Threads the hardware description gives the device; 0 if unknown. */
@@ -121,6 +121,17 @@ typedef struct TraExecProgram {
   /** The hardware description the program was compiled for ("" if not
    * known), for messages. */
   const char *hardware;
+  /**
+   * Null, or numOutputs entries: for output i, the index of the input whose
+   * buffer `run` may also be given as output i's, or -1. The output then
+   * starts as a copy of that input, which the program skips when both are
+   * one buffer (a KV cache updated in place): the results are the same as
+   * with two buffers, and the input's contents are the output's afterwards.
+   * Only the very same pointer is allowed, and that buffer must not overlap
+   * any other input or output. Each input is named at most once, and only
+   * with its element type and shape. Always null for a distributed program.
+   */
+  const int64_t *outputAliases;
 } TraExecProgram;
 
 /** The descriptor, defined by the compiled object. */
@@ -131,7 +142,8 @@ extern const TraExecProgram tra_exec_program;
  *   C_b = alpha * op(A_b) * op(B_b) + beta * C_b
  * with row-major C_b (M x N, leading dimension ldc), op(A_b) M x K and op(B_b)
  * K x N, each read as stored (trans = 0) or transposed (trans = 1) with its
- * leading dimension; X_b starts at X + b * strideX. Calls cblas_sgemm.
+ * leading dimension; X_b starts at X + b * strideX. Calls cblas_sgemm, or
+ * for M == 1 the runtime's matrix-vector kernel (tra/Exec/Gemv.h).
  */
 void tra_exec_sgemm(int64_t batch, int64_t transA, int64_t transB, int64_t m,
                     int64_t n, int64_t k, float alpha, const float *a,

@@ -24,8 +24,8 @@
 namespace tra::exec {
 
 /// Succeeds if `program` is a descriptor this runtime understands (its ABI
-/// version, its tensor tables, and for a distributed program every rank's
-/// tile table), else fails with what is wrong with it.
+/// version, its tensor tables, its output aliases, and for a distributed
+/// program every rank's tile table), else fails with what is wrong with it.
 rt::Status checkDescriptor(const TraExecProgram &program);
 
 /// A shared library compiled by tra, loaded with dlopen (RTLD_NOW: an
@@ -52,6 +52,11 @@ public:
   /// descriptor's shape and element type. Must not be called on a
   /// distributed library.
   void run(void *const *buffers) const { descriptor->run(buffers); }
+  /// The input whose buffer `run` may also be given as output `output`'s
+  /// (the output then starts as that input, updated in place; ABI.h
+  /// `outputAliases`), or -1: none, no such output, or a distributed
+  /// program.
+  int64_t outputAliasedInput(size_t output) const;
   /// Sets the thread count of the library's BLAS calls and OpenMP loops (at
   /// least 1).
   void setNumThreads(int64_t threads) const;
