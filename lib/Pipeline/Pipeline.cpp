@@ -111,6 +111,14 @@ void mlir::tra::buildTRAToLinalgStage(OpPassManager &pm,
   funcPm.addPass(createCSEPass());
   // After CSE, which merges the zero fills of all contractions.
   funcPm.addPass(createPrivatizeFillInitsPass());
+  // After the fills are private: each block of a masked chain fills its own
+  // slice. GPU kernels are mapped from whole linalg ops: CPU only for now.
+  if (options.maskedBlock > 0 && !isCuda(options)) {
+    SkipMaskedTailPassOptions maskedOptions;
+    maskedOptions.blockSize = options.maskedBlock;
+    funcPm.addPass(createSkipMaskedTailPass(maskedOptions));
+    funcPm.addPass(createCanonicalizerPass());
+  }
 }
 
 void mlir::tra::buildBufferizationStage(

@@ -43,6 +43,7 @@ void mlir::tra::setPipelineOptions(TRAToLLVMPipelineOptions &pipeline,
   pipeline.blasMinFlops = options.blasMinFlops;
   pipeline.boundsChecks = options.boundsChecks;
   pipeline.fuseElementwise = options.fuseElementwise;
+  pipeline.maskedBlock = options.maskedBlock;
   pipeline.profile = options.profile;
   if (options.parallelMinWork)
     pipeline.parallelMinWork = *options.parallelMinWork;

@@ -85,9 +85,9 @@ std::string mlir::tra::computeLibraryCacheKey(ModuleOp module,
   os << "entry " << options.entry << "\nO" << options.optLevel << "\ncpu "
      << cpu << "\nfeatures " << features << "\nblas " << options.blas << " "
      << options.blasMinFlops << "\nbounds " << options.boundsChecks << "\nfuse "
-     << options.fuseElementwise << "\nprofile " << options.profile
-     << "\nthreads " << options.numThreads << " "
-     << options.parallelMinWork.value_or(-1) << "\ntarget "
+     << options.fuseElementwise << "\nmasked " << options.maskedBlock
+     << "\nprofile " << options.profile << "\nthreads " << options.numThreads
+     << " " << options.parallelMinWork.value_or(-1) << "\ntarget "
      << (options.cuda ? "cuda" : "cpu");
   for (const std::string &chip : options.gpuChips)
     os << " " << chip;

@@ -138,6 +138,12 @@ struct Options {
       "fuse-elementwise",
       cl::desc("fuse chains of elementwise operations into one loop nest"),
       cl::init(true), cl::cat(toolCategory)};
+  cl::opt<int64_t> maskedBlock{
+      "masked-block",
+      cl::desc("CPU: compute causal attention in blocks of N positions, only "
+               "those before pos + the step's tokens (default 64; 0: every "
+               "position of the KV cache)"),
+      cl::init(64), cl::cat(toolCategory)};
   cl::opt<bool> blockingMoves{
       "blocking-moves",
       cl::desc("distributed programs: blocking tile moves in program order "
@@ -348,6 +354,7 @@ CodegenOptions Compiler::codegenOptions() const {
   codegen.hardwareName = options.hw;
   codegen.blas = options.blas;
   codegen.fuseElementwise = options.fuseElementwise;
+  codegen.maskedBlock = options.maskedBlock;
   if (options.parallelMinWork >= 0)
     codegen.parallelMinWork = options.parallelMinWork;
   return codegen;
@@ -398,6 +405,9 @@ int Compiler::emitMlir(ModuleOp module, const CodegenOptions &codegen) {
 }
 
 int Compiler::run() {
+  if (options.maskedBlock < 0)
+    return fail("--masked-block " + llvm::Twine(int64_t(options.maskedBlock)) +
+                " must be 0 (off) or a number of positions");
   auto hardware = ::tra::hw::loadHardware(options.hw);
   if (!hardware)
     return fail(llvm::toString(hardware.takeError()));

@@ -47,6 +47,12 @@ struct TRAToLLVMPipelineOptions
       llvm::cl::desc("Fuse chains of elementwise linalg ops into one loop "
                      "nest"),
       llvm::cl::init(true)};
+  PassOptions::Option<int64_t> maskedBlock{
+      *this, "masked-block",
+      llvm::cl::desc("CPU: compute masked chains (causal attention) in blocks "
+                     "of this many positions, only up to the runtime bound "
+                     "(tra-skip-masked-tail); 0: over every position"),
+      llvm::cl::init(64)};
   PassOptions::Option<bool> boundsChecks{
       *this, "bounds-checks",
       llvm::cl::desc("Check dynamic positions and gather indices at run "

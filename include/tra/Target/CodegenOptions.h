@@ -34,6 +34,8 @@ struct CodegenOptions {
   int64_t blasMinFlops = 0;
   bool boundsChecks = true;
   bool fuseElementwise = true;
+  /// Positions per block of masked chains (tra-skip-masked-tail); 0: off.
+  int64_t maskedBlock = 64;
   /// Time every model-level op for the executable's --profile.
   bool profile = true;
   /// Distributed programs: blocking tile moves in program order instead of

@@ -300,6 +300,48 @@ def PrivatizeFillInitsPass : Pass<"tra-privatize-fill-inits"> {
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
 
+def SkipMaskedTailPass : Pass<"tra-skip-masked-tail"> {
+  let summary = "Compute a masked chain of linalg ops only up to its runtime bound";
+  let description = [{
+    Causal attention over a KV cache of T positions masks the scores of
+    positions past `pos + s` to -inf, and the softmax and the product with
+    the values then add nothing for them: a decoding step at position 100
+    of a 1024-position cache would do ten times the work it needs. This
+    pass finds such a chain on tensors and computes it in blocks of
+    `block-size` positions, only for the blocks that hold a visible
+    position: a `scf.for` with a runtime trip count (from `pos`) around
+    each op, on static block shapes (so later passes, BLAS calls included,
+    see static shapes).
+
+    The seed is an all-parallel `linalg.generic` yielding
+    `select(t <= bound, x, C)` (or `<`, or the negated forms) where `t` is
+    a loop index, `C` a constant and `bound` a sum of a runtime scalar (a
+    0-d integer input), constants and other loop indices: past
+    `max(bound) + 1` every element is `C`. From the seed the pass follows
+    the uses: each elementwise user's value past the bound is folded from
+    its body (for example `exp(-inf - m) = 0`), and each reduction over
+    the masked dimension must leave its accumulator unchanged when combined
+    with that value (`max(acc, -inf)`, `acc + 0`, `acc + 0 * v`). The
+    producers of the seed's masked operand that have no other use are
+    blocked too. A chain whose values escape otherwise, whose bodies do not
+    fold, or whose masked dimension does not split into blocks is left
+    unchanged.
+
+    The folding assumes, like fast-math's no-NaN/no-Inf flags, that the
+    values the chain reads from outside are finite (and nonzero where they
+    divide): with NaN in the KV cache past `pos`, the original program
+    would return NaN where this one does not.
+  }];
+  let options = [
+    Option<"blockSize", "block-size", "int64_t", /*default=*/"64",
+           "positions per block (the masked dimension must be a multiple)">
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::linalg::LinalgDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
 //===----------------------------------------------------------------------===//
 // Copies
 //===----------------------------------------------------------------------===//
