@@ -509,32 +509,38 @@ std::optional<SmallVector<ChainOp>> collectChain(const Seed &seed,
 // Rewriting
 //===----------------------------------------------------------------------===//
 
+/// Where one block lies in a tensor of the chain: offset `offset` and
+/// `blockSize` elements along tensor dim `dim`, all of the other dims.
+struct BlockSlice {
+  SmallVector<OpFoldResult> offsets, sizes, strides;
+
+  BlockSlice(OpBuilder &b, RankedTensorType type, unsigned dim, Value offset,
+             int64_t blockSize)
+      : offsets(type.getRank(), b.getIndexAttr(0)),
+        strides(type.getRank(), b.getIndexAttr(1)) {
+    for (int64_t size : type.getShape())
+      sizes.push_back(b.getIndexAttr(size));
+    offsets[dim] = offset;
+    sizes[dim] = b.getIndexAttr(blockSize);
+  }
+};
+
 /// The slice of `source` holding block `offset` along tensor dim `dim`.
 Value sliceBlock(OpBuilder &b, Location loc, Value source, unsigned dim,
                  Value offset, int64_t blockSize) {
-  auto type = cast<RankedTensorType>(source.getType());
-  SmallVector<OpFoldResult> offsets(type.getRank(), b.getIndexAttr(0));
-  SmallVector<OpFoldResult> sizes;
-  for (int64_t size : type.getShape())
-    sizes.push_back(b.getIndexAttr(size));
-  SmallVector<OpFoldResult> strides(type.getRank(), b.getIndexAttr(1));
-  offsets[dim] = offset;
-  sizes[dim] = b.getIndexAttr(blockSize);
-  return tensor::ExtractSliceOp::create(b, loc, source, offsets, sizes,
-                                        strides);
+  BlockSlice slice(b, cast<RankedTensorType>(source.getType()), dim, offset,
+                   blockSize);
+  return tensor::ExtractSliceOp::create(b, loc, source, slice.offsets,
+                                        slice.sizes, slice.strides);
 }
 
+/// Writes `block` back into `dest` at `offset` along tensor dim `dim`.
 Value insertBlock(OpBuilder &b, Location loc, Value block, Value dest,
                   unsigned dim, Value offset) {
   auto type = cast<RankedTensorType>(block.getType());
-  SmallVector<OpFoldResult> offsets(type.getRank(), b.getIndexAttr(0));
-  SmallVector<OpFoldResult> sizes;
-  for (int64_t size : type.getShape())
-    sizes.push_back(b.getIndexAttr(size));
-  SmallVector<OpFoldResult> strides(type.getRank(), b.getIndexAttr(1));
-  offsets[dim] = offset;
-  return tensor::InsertSliceOp::create(b, loc, block, dest, offsets, sizes,
-                                       strides);
+  BlockSlice slice(b, type, dim, offset, type.getDimSize(dim));
+  return tensor::InsertSliceOp::create(b, loc, block, dest, slice.offsets,
+                                       slice.sizes, slice.strides);
 }
 
 /// Rewrites `chainOp` into a loop over the first `numBlocks` blocks.
