@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <vector>
 
 namespace {
@@ -33,6 +34,27 @@ std::vector<float> values(size_t n, unsigned seed) {
   return v;
 }
 
+/// The batched C = op(A) * op(B) + beta * C in float64, rounded to f32:
+/// what `c` holds afterwards (strides and leading dimensions as in
+/// tra_exec_sgemm).
+std::vector<float> referenceProduct(int64_t batch, int64_t m, int64_t n,
+                                    int64_t k, const Operand &a,
+                                    int64_t strideA, const Operand &b,
+                                    int64_t strideB, float beta,
+                                    std::vector<float> c, int64_t ldc,
+                                    int64_t strideC) {
+  for (int64_t p = 0; p < batch; ++p)
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        double sum = 0.0;
+        for (int64_t q = 0; q < k; ++q)
+          sum += double(a.at(p * strideA, i, q)) * b.at(p * strideB, q, j);
+        float &e = c[p * strideC + i * ldc + j];
+        e = float(sum + (beta == 0.0f ? 0.0 : double(beta) * e));
+      }
+  return c;
+}
+
 /// One sgemm configuration.
 struct GemmCase {
   int64_t batch, m, n, k;
@@ -56,16 +78,9 @@ TEST_P(SgemmTest, MatchesNaiveProduct) {
   a.data = values(c.batch * strideA, 1);
   b.data = values(c.batch * strideB, 2);
   std::vector<float> out = values(c.batch * strideC, 3);
-  std::vector<float> expected = out;
-  for (int64_t p = 0; p < c.batch; ++p)
-    for (int64_t i = 0; i < c.m; ++i)
-      for (int64_t j = 0; j < c.n; ++j) {
-        double sum = 0.0;
-        for (int64_t q = 0; q < c.k; ++q)
-          sum += double(a.at(p * strideA, i, q)) * b.at(p * strideB, q, j);
-        float &e = expected[p * strideC + i * ldc + j];
-        e = float(sum + (c.beta == 0.0f ? 0.0 : double(c.beta) * e));
-      }
+  std::vector<float> expected =
+      referenceProduct(c.batch, c.m, c.n, c.k, a, strideA, b, strideB, c.beta,
+                       out, ldc, strideC);
   tra_exec_sgemm(c.batch, c.transA, c.transB, c.m, c.n, c.k, 1.0f,
                  a.data.data(), a.ld, strideA, b.data.data(), b.ld, strideB,
                  c.beta, out.data(), ldc, strideC);
@@ -82,6 +97,99 @@ INSTANTIATE_TEST_SUITE_P(
                       GemmCase{3, 8, 4, 16, false, false, 1, 0, 2, 0.0f},
                       GemmCase{4, 1, 9, 6, false, true, 0, 0, 0, 0.5f},
                       GemmCase{2, 5, 1, 7, true, false, 0, 1, 0, 0.0f}));
+
+/// The 16-bit encoding of `v` (exactly representable: a multiple of 1/64 in
+/// [-1, 1), or an IEEE half's special values) as f16 or bf16.
+uint16_t encode16(float v, bool bf16) {
+  uint32_t bits;
+  std::memcpy(&bits, &v, sizeof bits);
+  if (bf16)
+    return uint16_t(bits >> 16);
+  uint16_t sign = uint16_t((bits >> 16) & 0x8000u);
+  int32_t exponent = int32_t((bits >> 23) & 0xffu);
+  if (exponent == 0)
+    return sign; // zero
+  if (exponent == 0xff)
+    return uint16_t(sign | 0x7c00u | ((bits & 0x7fffffu) ? 0x200u : 0u));
+  return uint16_t(sign | uint32_t(exponent - 112) << 10 |
+                  ((bits & 0x7fffffu) >> 13));
+}
+
+/// tra_exec_gemm_mixed against a float64 product of the same values: 16-bit
+/// inputs of every layout, one row (decoding) and several, B wider than one
+/// panel of the widening.
+struct MixedCase {
+  bool bf16;
+  int64_t batch, m, n, k;
+  bool transA, transB;
+  float beta;
+};
+
+class GemmMixedTest : public ::testing::TestWithParam<MixedCase> {};
+
+TEST_P(GemmMixedTest, MatchesFloat64Product) {
+  MixedCase c = GetParam();
+  int64_t aRows = c.transA ? c.k : c.m, aCols = c.transA ? c.m : c.k;
+  int64_t bRows = c.transB ? c.n : c.k, bCols = c.transB ? c.k : c.n;
+  int64_t lda = aCols + 3, ldb = bCols + 5, ldc = c.n + 2;
+  int64_t strideA = aRows * lda + 1, strideB = bRows * ldb + 9;
+  int64_t strideC = c.m * ldc + 4;
+  auto quantized = [](size_t n, unsigned seed) {
+    std::vector<float> v = values(n, seed);
+    for (float &x : v)
+      x = std::floor(x * 64.0f) / 64.0f;
+    return v;
+  };
+  std::vector<float> a = quantized(c.batch * strideA, 1);
+  std::vector<float> b = quantized(c.batch * strideB, 2);
+  std::vector<uint16_t> a16(a.size()), b16(b.size());
+  for (size_t i = 0; i < a.size(); ++i)
+    a16[i] = encode16(a[i], c.bf16);
+  for (size_t i = 0; i < b.size(); ++i)
+    b16[i] = encode16(b[i], c.bf16);
+  std::vector<float> out = values(c.batch * strideC, 3);
+  std::vector<float> expected = referenceProduct(
+      c.batch, c.m, c.n, c.k, Operand{a, lda, c.transA}, strideA,
+      Operand{b, ldb, c.transB}, strideB, c.beta, out, ldc, strideC);
+  tra_exec_gemm_mixed(c.bf16 ? TRA_EXEC_BF16 : TRA_EXEC_F16, TRA_EXEC_F32,
+                      c.batch, c.transA, c.transB, c.m, c.n, c.k, 1.0f,
+                      a16.data(), lda, strideA, b16.data(), ldb, strideB,
+                      c.beta, out.data(), ldc, strideC);
+  // Products of two 7-bit values are exact in f32; only the f32 sums round.
+  for (size_t i = 0; i < out.size(); ++i)
+    ASSERT_NEAR(out[i], expected[i], 1e-4 * (1 + std::fabs(expected[i])))
+        << "element " << i;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Layouts, GemmMixedTest,
+    ::testing::Values(MixedCase{false, 1, 1, 700, 300, false, true, 0.0f},
+                      MixedCase{true, 1, 1, 700, 300, false, true, 0.0f},
+                      MixedCase{false, 2, 1, 500, 257, false, false, 1.0f},
+                      MixedCase{true, 2, 5, 500, 257, true, false, 0.0f},
+                      MixedCase{false, 3, 7, 33, 40, true, true, 1.0f},
+                      MixedCase{true, 1, 130, 300, 260, false, true, 0.0f},
+                      // One row large enough for the OpenMP threads.
+                      MixedCase{false, 1, 1, 1000, 300, false, true, 1.0f},
+                      MixedCase{true, 2, 1, 1100, 260, true, false, 0.0f}));
+
+/// Half-precision special values widen exactly: the largest finite value, a
+/// subnormal, signed zero and infinity (1 x 1 products with 1).
+TEST(GemmMixed, HalfSpecialValues) {
+  const uint16_t one = 0x3c00u;
+  struct {
+    uint16_t half;
+    float value;
+  } cases[] = {{0x7bffu, 65504.0f},  {0x0001u, std::ldexp(1.0f, -24)},
+               {0x8000u, -0.0f},     {0x7c00u, INFINITY},
+               {0xfc00u, -INFINITY}, {0x3555u, 0.333251953125f}};
+  for (auto c : cases) {
+    float out = 7.0f;
+    tra_exec_gemm_mixed(TRA_EXEC_F16, TRA_EXEC_F32, 1, 0, 0, 1, 1, 1, 1.0f,
+                        &c.half, 1, 0, &one, 1, 0, 0.0f, &out, 1, 0);
+    EXPECT_EQ(out, c.value) << std::hex << c.half;
+  }
+}
 
 TEST(ProfileTest, CountsOnlyWhileEnabled) {
   tra_exec_profile_begin(0);

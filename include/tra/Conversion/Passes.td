@@ -114,6 +114,12 @@ def ConvertLinalgToBLASPass
     `beta = 0`. Contractions whose layout BLAS cannot express, or that are
     smaller than `min-flops`, are left alone.
 
+    On the CPU, a contraction of f16 or bf16 inputs into an f32 output (a
+    projection by 16-bit weights) calls `tra_exec_gemm_mixed` instead, with
+    `tra_cuda_gemm`'s signature (the element types first): it widens the
+    weights in cache-sized panels and multiplies each with `cblas_sgemm`,
+    so that they are read from memory once in their 16-bit form.
+
     Example:
 
     ```mlir
@@ -147,7 +153,8 @@ def ConvertLinalgToBLASPass
            "Leave contractions with fewer multiply-adds than this to the "
            "generated loops">,
     Option<"target", "target", "std::string", /*default=*/"\"cpu\"",
-           "cpu: f32 contractions call tra_exec_sgemm (OpenBLAS); cuda: "
+           "cpu: f32 contractions call tra_exec_sgemm (OpenBLAS), f16/bf16 "
+           "into f32 tra_exec_gemm_mixed; cuda: "
            "f32, f16 and bf16 contractions on device memory (an f16 or "
            "bf16 product may accumulate into f32) call tra_cuda_gemm "
            "(cuBLAS, f32 accumulation), with the input and output element "

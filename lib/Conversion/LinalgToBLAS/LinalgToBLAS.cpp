@@ -3,8 +3,10 @@
 // A linalg contraction on memrefs whose three operands are (batched)
 // matrices in memory, possibly transposed, becomes one call to the runtime:
 // for the CPU, `tra_exec_sgemm` (f32), which loops over the batch calling
-// `cblas_sgemm`; for NVIDIA GPUs (`target=cuda`), `tra_cuda_gemm` (f32, f16
-// or bf16 on device memory), which calls cuBLAS's strided batched GEMM.
+// `cblas_sgemm`, or `tra_exec_gemm_mixed` (f16 or bf16 inputs, f32 result:
+// 16-bit weights, widened in cache-sized panels); for NVIDIA GPUs
+// (`target=cuda`), `tra_cuda_gemm` (f32, f16 or bf16 on device memory), which
+// calls cuBLAS's strided batched GEMM.
 //
 // The loop dimensions of a contraction split into batch (in A, B and C), m
 // (A and C), n (B and C) and k (A and B) dimensions. Each class may hold
@@ -49,12 +51,22 @@ using namespace mlir;
 /// and runtime/cuda's ABI.h (GPU, with the element type first).
 static constexpr llvm::StringLiteral kSgemmName = "tra_exec_sgemm";
 static constexpr llvm::StringLiteral kCudaGemmName = "tra_cuda_gemm";
+static constexpr llvm::StringLiteral kMixedGemmName = "tra_exec_gemm_mixed";
 
 namespace {
 /// Where the contractions run.
 struct BlasTarget {
   bool cuda = false;
-  StringRef callee() const { return cuda ? kCudaGemmName : kSgemmName; }
+  /// The function for inputs of `input`: on the CPU, 16-bit inputs go to
+  /// tra_exec_gemm_mixed (f32 C), f32 to tra_exec_sgemm.
+  StringRef callee(Type input) const {
+    if (cuda)
+      return kCudaGemmName;
+    return input.isF32() ? kSgemmName : kMixedGemmName;
+  }
+  /// Whether the call takes the element types first (tra_cuda_gemm's
+  /// signature, which tra_exec_gemm_mixed shares).
+  bool takesTypes(Type input) const { return cuda || !input.isF32(); }
 };
 } // namespace
 
@@ -64,8 +76,6 @@ static std::optional<int64_t> getGemmElementType(Type type,
                                                  const BlasTarget &target) {
   if (type.isF32())
     return 0;
-  if (!target.cuda)
-    return std::nullopt;
   if (type.isF16())
     return 1;
   if (type.isBF16())
@@ -277,8 +287,10 @@ static std::optional<GemmShape> analyzeContraction(linalg::LinalgOp op,
       cast<ShapedType>(op->getOperand(0).getType()).getElementType();
   Type outputType =
       cast<ShapedType>(op->getOperand(2).getType()).getElementType();
-  if (outputType != inputType &&
-      !(target.cuda && outputType.isF32() && !inputType.isF32()))
+  // The CPU's 16-bit products (tra_exec_gemm_mixed) write f32 only.
+  if (outputType != inputType && !(outputType.isF32() && !inputType.isF32()))
+    return std::nullopt;
+  if (!target.cuda && !outputType.isF32())
     return std::nullopt;
   for (OpOperand &operand : op->getOpOperands()) {
     auto type = dyn_cast<MemRefType>(operand.get().getType());
@@ -381,33 +393,33 @@ static int64_t getElementBytes(Value memref) {
 
 /// Returns the function type of `tra_exec_sgemm` (or, for the GPU, of
 /// `tra_cuda_gemm`: the same with the element type first).
-static FunctionType gemmType(MLIRContext *ctx, const BlasTarget &target) {
+static FunctionType gemmType(MLIRContext *ctx, bool takesTypes) {
   Builder b(ctx);
   Type i64 = b.getI64Type(), f32 = b.getF32Type();
   Type ptr = LLVM::LLVMPointerType::get(ctx);
   SmallVector<Type> args = {i64, i64, i64, i64, i64, i64, f32, ptr, i64,
                             i64, ptr, i64, i64, f32, ptr, i64, i64};
-  if (target.cuda)
+  if (takesTypes)
     args.insert(args.begin(), {i64, i64});
   return b.getFunctionType(args, {});
 }
 
 /// Returns the declaration of the target's GEMM in `module`, adding it if
 /// needed; fails with a diagnostic if the name is taken by something else.
-static FailureOr<func::FuncOp> getOrInsertGemm(ModuleOp module,
-                                               const BlasTarget &target) {
+static FailureOr<func::FuncOp>
+getOrInsertGemm(ModuleOp module, const BlasTarget &target, Type input) {
   MLIRContext *ctx = module.getContext();
-  StringRef name = target.callee();
+  StringRef name = target.callee(input);
+  FunctionType type = gemmType(ctx, target.takesTypes(input));
   if (Operation *existing = SymbolTable::lookupSymbolIn(module, name)) {
     auto func = dyn_cast<func::FuncOp>(existing);
-    if (!func || func.getFunctionType() != gemmType(ctx, target))
+    if (!func || func.getFunctionType() != type)
       return existing->emitError("symbol '")
              << name << "' is reserved for the BLAS runtime function";
     return func;
   }
   OpBuilder b = OpBuilder::atBlockBegin(module.getBody());
-  auto func =
-      func::FuncOp::create(b, module.getLoc(), name, gemmType(ctx, target));
+  auto func = func::FuncOp::create(b, module.getLoc(), name, type);
   func.setPrivate();
   return func;
 }
@@ -537,8 +549,8 @@ static void replaceWithGemm(linalg::LinalgOp op, const GemmShape &gemm,
   for (unsigned operand = 0; operand < 3; ++operand)
     args[kPointerArg[operand]] =
         tra::toLLVMPointer(builder, loc, address[operand]);
-  if (target.cuda) {
-    Type input = cast<MemRefType>(a.getType()).getElementType();
+  Type input = cast<MemRefType>(a.getType()).getElementType();
+  if (target.takesTypes(input)) {
     Type output = cast<MemRefType>(c.getType()).getElementType();
     args.insert(args.begin(), {i64(*getGemmElementType(input, target)),
                                i64(*getGemmElementType(output, target))});
@@ -580,14 +592,16 @@ struct ConvertLinalgToBLASPass
       if (flops >= minFlops)
         matches.push_back({op, *gemm, swapped});
     });
-    if (matches.empty())
-      return;
-    FailureOr<func::FuncOp> gemmFunc = getOrInsertGemm(module, blasTarget);
-    if (failed(gemmFunc))
-      return signalPassFailure();
-    for (Match &match : matches)
+    for (Match &match : matches) {
+      Type input =
+          cast<ShapedType>(match.op->getOperand(0).getType()).getElementType();
+      FailureOr<func::FuncOp> gemmFunc =
+          getOrInsertGemm(module, blasTarget, input);
+      if (failed(gemmFunc))
+        return signalPassFailure();
       replaceWithGemm(match.op, match.gemm, match.swapped, *gemmFunc,
                       blasTarget);
+    }
   }
 };
 } // namespace

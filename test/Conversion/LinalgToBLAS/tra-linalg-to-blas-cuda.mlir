@@ -31,7 +31,8 @@ func.func @f32_weight(%x: memref<16x32xf32>, %w: memref<24x32xf32>, %y: memref<1
 #nk = affine_map<(m, n, k) -> (n, k)>
 #mn = affine_map<(m, n, k) -> (m, n)>
 
-// bf16 on the GPU (tensor cores, f32 accumulation); the CPU keeps the loops.
+// bf16 on the GPU (tensor cores, f32 accumulation); the CPU keeps the loops
+// (its 16-bit products write f32 only).
 // CHECK-LABEL: func.func @bf16_weight
 // CHECK: call @tra_cuda_gemm(%c2_i64, %c2_i64, %c1_i64, %c0_i64, %c1_i64, %c16_i64, %c24_i64, %c32_i64,
 // CPU-LABEL: func.func @bf16_weight
@@ -63,11 +64,14 @@ func.func @f16_batched(%q: memref<4x8x16xf16>, %k: memref<4x8x16xf16>, %s: memre
 #mn = affine_map<(m, n, k) -> (m, n)>
 
 // A bf16 product accumulated in f32 (how tra lowers a bf16 einsum): cuBLAS
-// writes the f32 accumulator.
+// writes the f32 accumulator; on the CPU, tra_exec_gemm_mixed (same
+// signature) widens the operands to f32 for cblas_sgemm.
 // CHECK-LABEL: func.func @bf16_into_f32
 // CHECK: call @tra_cuda_gemm(%c2_i64, %c0_i64,
 // CPU-LABEL: func.func @bf16_into_f32
-// CPU-NOT: call
+// CPU-NOT: linalg.
+// CPU: call @tra_exec_gemm_mixed(%c2_i64, %c0_i64, %c1_i64, %c0_i64, %c0_i64, %c16_i64, %c24_i64, %c32_i64, %{{.*}}, %{{.*}}, %c32_i64, %c0_i64, %{{.*}}, %c24_i64, %c0_i64, %{{.*}}, %{{.*}}, %c24_i64, %c0_i64)
+// CPU-NOT: linalg.
 func.func @bf16_into_f32(%a: memref<16x32xbf16>, %b: memref<32x24xbf16>, %c: memref<16x24xf32>) {
   linalg.contract indexing_maps = [#mk, #kn, #mn] ins(%a, %b : memref<16x32xbf16>, memref<32x24xbf16>) outs(%c : memref<16x24xf32>)
   return
@@ -81,7 +85,9 @@ func.func @bf16_into_f32(%a: memref<16x32xbf16>, %b: memref<32x24xbf16>, %c: mem
 #id = affine_map<(d0, d1) -> (d0, d1)>
 
 // A bf16 einsum as tra lowers it (zero fill, f32 accumulator, truncation):
-// cuBLAS writes the bf16 result itself; the CPU keeps all three ops.
+// cuBLAS writes the bf16 result itself; the CPU computes the f32
+// accumulator with tra_exec_gemm_mixed (beta = 0 for the fill) and keeps the
+// truncation.
 // CHECK-LABEL: func.func @bf16_einsum
 // CHECK-SAME: %[[OUT:[a-z0-9]+]]: memref<16x24xbf16>
 // CHECK-NOT: linalg.
@@ -90,8 +96,8 @@ func.func @bf16_into_f32(%a: memref<16x32xbf16>, %b: memref<32x24xbf16>, %c: mem
 // CHECK-NOT: linalg.
 // CHECK: return
 // CPU-LABEL: func.func @bf16_einsum
-// CPU: linalg.fill
-// CPU: linalg.contract
+// CPU-NOT: linalg.fill
+// CPU: call @tra_exec_gemm_mixed(%c2_i64, %c0_i64,
 // CPU: arith.truncf
 func.func @bf16_einsum(%a: memref<16x32xbf16>, %b: memref<32x24xbf16>, %out: memref<16x24xbf16>) {
   %zero = arith.constant 0.0 : f32

@@ -143,13 +143,29 @@ extern const TraExecProgram tra_exec_program;
  * with row-major C_b (M x N, leading dimension ldc), op(A_b) M x K and op(B_b)
  * K x N, each read as stored (trans = 0) or transposed (trans = 1) with its
  * leading dimension; X_b starts at X + b * strideX. Calls cblas_sgemm, or
- * for M == 1 the runtime's matrix-vector kernel (tra/Exec/Gemv.h).
+ * for M == 1 cblas_sgemv.
  */
 void tra_exec_sgemm(int64_t batch, int64_t transA, int64_t transB, int64_t m,
                     int64_t n, int64_t k, float alpha, const float *a,
                     int64_t lda, int64_t strideA, const float *b, int64_t ldb,
                     int64_t strideB, float beta, float *c, int64_t ldc,
                     int64_t strideC);
+
+/**
+ * tra_exec_sgemm for 16-bit A and B (`inputType` TRA_EXEC_F16 or
+ * TRA_EXEC_BF16, element strides and leading dimensions in elements) and an
+ * f32 C (`outputType` TRA_EXEC_F32): the products are exact in f32 and
+ * accumulate in f32. B is widened in panels of columns of C small enough to
+ * stay in the cache, each multiplied at once, so that B is read from memory
+ * once, in its 16-bit form (a decoding step's weights), and no f32 copy of it
+ * is kept. The signature is tra_cuda_gemm's.
+ */
+void tra_exec_gemm_mixed(int64_t inputType, int64_t outputType, int64_t batch,
+                         int64_t transA, int64_t transB, int64_t m, int64_t n,
+                         int64_t k, float alpha, const void *a, int64_t lda,
+                         int64_t strideA, const void *b, int64_t ldb,
+                         int64_t strideB, float beta, void *c, int64_t ldc,
+                         int64_t strideC);
 
 /** Sets the number of threads BLAS calls and the OpenMP loops of compiled
  * code use (at least 1). */
