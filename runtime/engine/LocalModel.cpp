@@ -299,18 +299,10 @@ std::vector<int64_t> LocalModel::programLengths() const {
 
 rt::Status LocalModel::step(const std::vector<int64_t> &tokens, int64_t pos,
                             int64_t n, std::vector<double> &logits) {
-  rt::Result<std::vector<StepChunk>> chunks =
-      planStepChunks(programLengths(), p.maxSeqLen, pos, n);
+  rt::Result<std::vector<StepChunk>> chunks = planStepChunks(
+      programLengths(), p.maxSeqLen, int64_t(tokens.size()), pos, n);
   if (!chunks)
     return chunks.error();
-  // planStepChunks has checked 0 <= pos, 1 <= n and pos + n <= the cache
-  // length without overflow, so pos + n cannot overflow here.
-  if (pos + n > int64_t(tokens.size()))
-    return rt::Error{
-        "a step of " + std::to_string(n) + " tokens at position " +
-        std::to_string(pos) + " has only " +
-        std::to_string(std::max<int64_t>(0, int64_t(tokens.size()) - pos)) +
-        " tokens"};
   logits.clear();
   for (size_t c = 0; c < chunks->size(); ++c) {
     const StepChunk &chunk = (*chunks)[c];

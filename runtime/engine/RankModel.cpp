@@ -412,18 +412,10 @@ RankModel::bindCaches(Step &step, std::vector<rt::HostTensor> &inputs,
 
 rt::Status RankModel::step(const std::vector<int64_t> &tokens, int64_t pos,
                            int64_t n, std::vector<double> &logits) {
-  rt::Result<std::vector<StepChunk>> chunks =
-      planStepChunks(programLengths(), p.maxSeqLen, pos, n);
+  rt::Result<std::vector<StepChunk>> chunks = planStepChunks(
+      programLengths(), p.maxSeqLen, int64_t(tokens.size()), pos, n);
   if (!chunks)
     return chunks.error();
-  // planStepChunks has checked 0 <= pos, 1 <= n and pos + n <= the cache
-  // length without overflow, so pos + n cannot overflow here.
-  if (pos + n > int64_t(tokens.size()))
-    return rt::Error{
-        "a step of " + std::to_string(n) + " tokens at position " +
-        std::to_string(pos) + " has only " +
-        std::to_string(std::max<int64_t>(0, int64_t(tokens.size()) - pos)) +
-        " tokens"};
   logits.clear();
   std::vector<int64_t> padded;
   for (size_t c = 0; c < chunks->size(); ++c) {

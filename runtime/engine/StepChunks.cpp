@@ -66,6 +66,24 @@ tra::engine::planStepChunks(const std::vector<int64_t> &programLengths,
   return chunks;
 }
 
+rt::Result<std::vector<StepChunk>>
+tra::engine::planStepChunks(const std::vector<int64_t> &programLengths,
+                            int64_t maxSeqLen, int64_t numTokens, int64_t pos,
+                            int64_t n) {
+  rt::Result<std::vector<StepChunk>> chunks =
+      planStepChunks(programLengths, maxSeqLen, pos, n);
+  if (!chunks)
+    return chunks.error();
+  // The cache bounds are checked (0 <= pos, 1 <= n, pos + n <= maxSeqLen,
+  // without overflow), so pos + n cannot overflow here.
+  if (pos + n > numTokens)
+    return rt::Error{"a step of " + std::to_string(n) + " tokens at position " +
+                     std::to_string(pos) + " has only " +
+                     std::to_string(std::max<int64_t>(0, numTokens - pos)) +
+                     " tokens"};
+  return chunks;
+}
+
 int64_t tra::engine::prefillChunkLength(int64_t requested, int64_t maxSeqLen) {
   int64_t chunk = requested > 0 ? requested : kDefaultPrefillChunk;
   return std::max<int64_t>(1, std::min(chunk, maxSeqLen));

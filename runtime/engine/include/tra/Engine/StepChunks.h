@@ -49,6 +49,12 @@ rt::Result<std::vector<StepChunk>>
 planStepChunks(const std::vector<int64_t> &programLengths, int64_t maxSeqLen,
                int64_t pos, int64_t n);
 
+/// planStepChunks for a step that reads `numTokens` known tokens: also fails
+/// when the tokens of [pos, pos + n) are not all there.
+rt::Result<std::vector<StepChunk>>
+planStepChunks(const std::vector<int64_t> &programLengths, int64_t maxSeqLen,
+               int64_t numTokens, int64_t pos, int64_t n);
+
 /// The prefill program's tokens per step for a `requested` chunk length
 /// (0: kDefaultPrefillChunk) and a KV cache of `maxSeqLen` positions.
 int64_t prefillChunkLength(int64_t requested, int64_t maxSeqLen);
