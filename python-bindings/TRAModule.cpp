@@ -19,6 +19,7 @@
 #include "tra/Frontend/Llama.h"
 #include "tra/Frontend/LlamaTraining.h"
 #include "tra/Interpreter/Interpreter.h"
+#include "tra/Parse/ModuleFile.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Diagnostics.h"
@@ -218,7 +219,7 @@ Model parse(const std::string &text) {
   OwningOpRef<ModuleOp> module;
   {
     DiagnosticCollector diags(ctx.get());
-    module = parseSourceString<ModuleOp>(text, ctx.get(), "<python>");
+    module = parseModuleText(text, ctx.get(), "<python>");
     if (!module)
       throw py::value_error(diags.str());
   }

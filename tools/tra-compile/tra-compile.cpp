@@ -33,6 +33,7 @@
 #include "tra/Hardware/Hardware.h"
 #include "tra/Optimizer/Pipeline.h"
 #include "tra/Optimizer/Report.h"
+#include "tra/Parse/ModuleFile.h"
 #include "tra/Pipeline/Pipeline.h"
 #include "tra/Target/Codegen.h"
 #include "tra/Target/Distributed.h"
@@ -212,7 +213,8 @@ OwningOpRef<ModuleOp> Compiler::load() {
   llvm::SourceMgr sourceMgr;
   sourceMgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
   SourceMgrDiagnosticHandler handler(sourceMgr, &context);
-  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
+  OwningOpRef<ModuleOp> module =
+      parseModuleFile(sourceMgr, ParserConfig(&context));
   if (!module)
     fail(options.input + ": the model does not parse or verify");
   return module;

@@ -12,6 +12,7 @@
 #include "tra/Dialect/TRA/IR/TRADialect.h"
 #include "tra/Dialect/TRA/IR/TRAOps.h"
 #include "tra/Interpreter/Interpreter.h"
+#include "tra/Parse/ModuleFile.h"
 #include "tra/Runtime/Npy.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -141,7 +142,7 @@ int main(int argc, char **argv) {
     return fail(inputFile + ": " + errorMessage);
   sourceMgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
   ParserConfig config(&context, /*verifyAfterParse=*/false);
-  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, config);
+  OwningOpRef<ModuleOp> module = parseModuleFile(sourceMgr, config);
   if (!module)
     return fail(inputFile + ": could not parse the model");
   if (failed(verify(*module)))

@@ -13,6 +13,7 @@
 #include "tra/Dialect/TRA/IR/TRADialect.h"
 #include "tra/Optimizer/Passes.h"
 #include "tra/Optimizer/Pipeline.h"
+#include "tra/Parse/ModuleFile.h"
 #include "tra/Pipeline/Pipeline.h"
 #include "tra/Transforms/Passes.h"
 
@@ -25,11 +26,16 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/DialectRegistry.h"
+#include "mlir/Support/FileUtilities.h"
 #include "mlir/Tools/Plugins/PassPlugin.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "mlir/Transforms/Passes.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <string>
@@ -64,6 +70,51 @@ static bool preloadPassPlugins(int argc, char **argv) {
   return true;
 }
 
+/// MlirOptMain on the input file, after checking that its nesting is one
+/// MLIR's recursive parser can read (tra/Parse/ModuleFile.h).
+static int runOpt(int argc, char **argv, mlir::DialectRegistry &registry) {
+  llvm::InitLLVM init(argc, argv);
+  auto [inputFilename, outputFilename] = mlir::registerAndParseCLIOptions(
+      argc, argv, "tra optimizer driver\n", registry);
+  mlir::MlirOptMainConfig config =
+      mlir::MlirOptMainConfig::createFromCLOptions();
+  if (config.shouldShowDialects() || config.shouldListPasses())
+    return mlir::asMainReturnCode(mlir::MlirOptMain(
+        llvm::outs(), llvm::MemoryBuffer::getMemBuffer(""), registry, config));
+  std::string error;
+  std::unique_ptr<llvm::MemoryBuffer> file =
+      mlir::openInputFile(inputFilename, &error);
+  if (!file) {
+    llvm::errs() << argv[0] << ": " << error << "\n";
+    return 1;
+  }
+  if (std::optional<size_t> at =
+          mlir::tra::findExcessiveNesting(file->getBuffer())) {
+    llvm::SourceMgr sourceMgr;
+    unsigned id = sourceMgr.AddNewSourceBuffer(
+        llvm::MemoryBuffer::getMemBuffer(file->getMemBufferRef(),
+                                         /*RequiresNullTerminator=*/false),
+        llvm::SMLoc());
+    sourceMgr.PrintMessage(
+        llvm::errs(),
+        llvm::SMLoc::getFromPointer(
+            sourceMgr.getMemoryBuffer(id)->getBufferStart() + *at),
+        llvm::SourceMgr::DK_Error, mlir::tra::describeExcessiveNesting());
+    return 1;
+  }
+  std::unique_ptr<llvm::ToolOutputFile> output =
+      mlir::openOutputFile(outputFilename, &error);
+  if (!output) {
+    llvm::errs() << argv[0] << ": " << error << "\n";
+    return 1;
+  }
+  if (mlir::failed(
+          mlir::MlirOptMain(output->os(), std::move(file), registry, config)))
+    return 1;
+  output->keep();
+  return 0;
+}
+
 int main(int argc, char **argv) {
   mlir::registerCanonicalizerPass();
   mlir::registerCSEPass();
@@ -92,6 +143,5 @@ int main(int argc, char **argv) {
   mlir::func::registerInlinerExtension(registry);
   mlir::tra::registerTRACodegenDialects(registry);
   mlir::tra::registerDistributeDialects(registry);
-  return mlir::asMainReturnCode(
-      mlir::MlirOptMain(argc, argv, "tra optimizer driver\n", registry));
+  return runOpt(argc, argv, registry);
 }
