@@ -8,8 +8,10 @@
 #include "mlir/IR/SymbolTable.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <cmath>
+#include <unistd.h>
 
 using namespace mlir;
 using namespace mlir::tra;
@@ -125,7 +127,45 @@ Evaluator::call(func::FuncOp func, ArrayRef<InterpTensor> args) {
   return results;
 }
 
+/// The bytes of memory this machine has (0 if unknown).
+static uint64_t physicalMemoryBytes() {
+  long pages = sysconf(_SC_PHYS_PAGES), pageSize = sysconf(_SC_PAGE_SIZE);
+  if (pages <= 0 || pageSize <= 0)
+    return 0;
+  return uint64_t(pages) * uint64_t(pageSize);
+}
+
+/// Fails with a diagnostic on `op` if one of its results, held as doubles,
+/// needs more memory than the machine has (instead of failing to allocate).
+static LogicalResult checkResultsFit(Operation *op) {
+  static const uint64_t memory = physicalMemoryBytes();
+  for (Value result : op->getResults()) {
+    auto type = dyn_cast<RankedTensorType>(result.getType());
+    if (!type || !type.hasStaticShape())
+      continue;
+    if (llvm::is_contained(type.getShape(), 0))
+      continue;
+    int64_t signedBytes = sizeof(double);
+    bool overflow = false;
+    for (int64_t extent : type.getShape())
+      overflow =
+          overflow || llvm::MulOverflow(signedBytes, extent, signedBytes);
+    uint64_t bytes = uint64_t(signedBytes);
+    if (overflow || (memory && bytes > memory))
+      return op->emitOpError()
+             << "result " << type << " needs "
+             << (overflow ? std::string("more than 2^64")
+                          : std::to_string(bytes))
+             << " bytes in the reference interpreter (8 per element), more "
+                "than this machine's "
+             << memory << " bytes of memory";
+  }
+  return success();
+}
+
 LogicalResult Evaluator::eval(Operation *op) {
+  if (failed(checkResultsFit(op)))
+    return failure();
   return llvm::TypeSwitch<Operation *, LogicalResult>(op)
       .Case([&](EinsumOp o) { return evalEinsum(o); })
       .Case([&](MapOp o) { return evalMap(o); })

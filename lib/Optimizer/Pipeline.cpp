@@ -2,6 +2,7 @@
 
 #include "tra/Optimizer/Pipeline.h"
 #include "tra/Dialect/Plan/IR/PlanDialect.h"
+#include "tra/Dialect/TRA/IR/TRAOps.h"
 #include "tra/Optimizer/Passes.h"
 
 #include "tra/Hardware/Hardware.h"
@@ -72,6 +73,17 @@ plan::planModule(ModuleOp module,
         (!options.entry.empty() && func.getSymName() != options.entry))
       continue;
     ++planned;
+    // The tra ops verify their own tensors; the signature is the function's.
+    for (auto [i, type] : llvm::enumerate(func.getArgumentTypes()))
+      if (failed(verifyPlannableTensorType(func, type,
+                                           "argument #" + std::to_string(i))))
+        return llvm::createStringError("@" + func.getSymName() +
+                                       ": cannot plan its arguments");
+    for (auto [i, type] : llvm::enumerate(func.getResultTypes()))
+      if (failed(verifyPlannableTensorType(func, type,
+                                           "result #" + std::to_string(i))))
+        return llvm::createStringError("@" + func.getSymName() +
+                                       ": cannot plan its results");
     if (auto devices = func->getAttrOfType<IntegerAttr>(
             PlanDialect::kNumDevicesAttrName)) {
       if (llvm::Error error =

@@ -1,13 +1,5 @@
 // RUN: tra-opt %s --tra-convert-to-linalg --split-input-file --verify-diagnostics
 
-func.func @negative_dynamic_shape(%a: tensor<?x8xf32>) -> tensor<?xf32> {
-  // expected-error @+1 {{'tra.einsum' op has a dynamic shape; the lowering to linalg handles static shapes only}}
-  %c = tra.einsum "ij->i" id (%a) : (tensor<?x8xf32>) -> tensor<?xf32>
-  return %c : tensor<?xf32>
-}
-
-// -----
-
 func.func private @helper(f32) -> f32
 
 func.func @negative_map_body_call(%a: tensor<4xf32>) -> tensor<4xf32> {

@@ -331,7 +331,7 @@ func.func @negative_slice_element_type(%a: tensor<4xf32>) -> tensor<2xf16> {
 // -----
 
 func.func @negative_slice_bounds(%a: tensor<4xf32>) -> tensor<2xf32> {
-  // expected-error @+1 {{slice [3, 5) exceeds extent 4 of dim 0}}
+  // expected-error @+1 {{slice of 2 elements at offset 3 exceeds extent 4 of dim 0}}
   %0 = tra.slice %a dim 0 offset 3 size 2 : tensor<4xf32> -> tensor<2xf32>
   return %0 : tensor<2xf32>
 }
@@ -494,4 +494,58 @@ func.func @negative_malformed_ir(%a: tensor<4xf32>) -> tensor<4xf32> {
   // expected-error @+1 {{custom op 'tra.einsum' expected valid keyword}}
   %0 = tra.einsum "i->i" (%a) : (tensor<4xf32>) -> tensor<4xf32>
   return %0 : tensor<4xf32>
+}
+
+// -----
+
+// Shapes tra computes with: static, and a byte size that fits in 64 bits.
+func.func @negative_dynamic_shape(%a: tensor<?x8xf32>) -> tensor<?xf32> {
+  // expected-error @+1 {{'tra.einsum' op operand #0 has the dynamic shape tensor<?x8xf32> (tra plans static shapes; give every extent)}}
+  %c = tra.einsum "ij->i" id (%a) : (tensor<?x8xf32>) -> tensor<?xf32>
+  return %c : tensor<?xf32>
+}
+
+// -----
+
+func.func @negative_dynamic_result(%a: tensor<4x8xf32>) -> tensor<?x8xf32> {
+  // expected-error @+1 {{'tra.map' op result #0 has the dynamic shape tensor<?x8xf32>}}
+  %y = tra.map (%a) : (tensor<4x8xf32>) -> tensor<?x8xf32> {
+  ^bb0(%v: f32):
+    tra.yield %v : f32
+  }
+  return %y : tensor<?x8xf32>
+}
+
+// -----
+
+func.func @negative_fill_overflow() -> tensor<4294967296x4294967296xf32> {
+  // expected-error @+1 {{'tra.fill' op result #0 has the type tensor<4294967296x4294967296xf32>, more bytes than a 64-bit size can count}}
+  %f = tra.fill 1.0 : tensor<4294967296x4294967296xf32>
+  return %f : tensor<4294967296x4294967296xf32>
+}
+
+// -----
+
+// 2^61 f32 elements are 2^63 bytes: one too many.
+func.func @negative_fill_bytes_overflow() -> tensor<2305843009213693952xf32> {
+  // expected-error @+1 {{more bytes than a 64-bit size can count}}
+  %f = tra.fill 1.0 : tensor<2305843009213693952xf32>
+  return %f : tensor<2305843009213693952xf32>
+}
+
+// -----
+
+// offset + size would wrap around 2^64 and pass a naive bound check.
+func.func @negative_slice_offset_overflow(%a: tensor<4xf32>) -> tensor<1xf32> {
+  // expected-error @+1 {{slice of 1 elements at offset 9223372036854775807 exceeds extent 4 of dim 0}}
+  %0 = tra.slice %a dim 0 offset 9223372036854775807 size 1 : tensor<4xf32> -> tensor<1xf32>
+  return %0 : tensor<1xf32>
+}
+
+// -----
+
+func.func @negative_slice_size_overflow(%a: tensor<4xi1>) -> tensor<9223372036854775807xi1> {
+  // expected-error @+1 {{slice of 9223372036854775807 elements at offset 2 exceeds extent 4 of dim 0}}
+  %0 = tra.slice %a dim 0 offset 2 size 9223372036854775807 : tensor<4xi1> -> tensor<9223372036854775807xi1>
+  return %0 : tensor<9223372036854775807xi1>
 }

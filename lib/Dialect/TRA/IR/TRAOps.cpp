@@ -10,6 +10,7 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <cmath>
 #include <limits>
@@ -168,6 +169,62 @@ static std::string shapeStr(ArrayRef<int64_t> shape) {
     return "scalar";
   return llvm::join(
       llvm::map_range(shape, [](int64_t d) { return std::to_string(d); }), "x");
+}
+
+//===----------------------------------------------------------------------===//
+// PlannableTensors
+//===----------------------------------------------------------------------===//
+
+/// Why `type` is not a tensor tra can plan, or "" if it is one.
+static std::string whyNotPlannable(RankedTensorType type) {
+  auto printed = [&] {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    os << type;
+    return text;
+  };
+  if (!type.hasStaticShape())
+    return "has the dynamic shape " + printed() +
+           " (tra plans static shapes; give every extent)";
+  // i1 is stored one byte per element.
+  int64_t bytes = std::max<int64_t>(
+      1, int64_t(type.getElementType().getIntOrFloatBitWidth() + 7) / 8);
+  if (llvm::is_contained(type.getShape(), 0))
+    return "";
+  int64_t total = bytes;
+  for (int64_t extent : type.getShape()) {
+    if (llvm::MulOverflow(total, extent, total))
+      return "has the type " + printed() +
+             ", more bytes than a 64-bit size can count";
+  }
+  return "";
+}
+
+LogicalResult mlir::tra::verifyPlannableTensorType(Operation *op, Type type,
+                                                   StringRef what) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  if (!tensor) {
+    if (isa<TensorType>(type))
+      return op->emitOpError() << what << " is the unranked tensor " << type
+                               << " (tra plans tensors of static shape)";
+    return success();
+  }
+  std::string why = whyNotPlannable(tensor);
+  if (why.empty())
+    return success();
+  return op->emitOpError() << what << " " << why;
+}
+
+LogicalResult mlir::tra::verifyPlannableTensors(Operation *op) {
+  for (auto [i, operand] : llvm::enumerate(op->getOperands()))
+    if (failed(verifyPlannableTensorType(op, operand.getType(),
+                                         "operand #" + std::to_string(i))))
+      return failure();
+  for (auto [i, result] : llvm::enumerate(op->getResults()))
+    if (failed(verifyPlannableTensorType(op, result.getType(),
+                                         "result #" + std::to_string(i))))
+      return failure();
+  return success();
 }
 
 static bool isTRAFloat(Type t) {
@@ -604,11 +661,13 @@ LogicalResult SliceOp::verify() {
                          << resultType.getElementType()
                          << " differs from the input's "
                          << inType.getElementType();
-  int64_t extent = inType.getDimSize(dim);
-  if (int64_t(getOffset() + getSize()) > extent)
-    return emitOpError() << "slice [" << getOffset() << ", "
-                         << getOffset() + getSize() << ") exceeds extent "
-                         << extent << " of dim " << dim;
+  // offset and size are non-negative int64 values: compared without a sum
+  // that could overflow.
+  uint64_t extent = uint64_t(inType.getDimSize(dim));
+  if (getOffset() > extent || getSize() > extent - getOffset())
+    return emitOpError() << "slice of " << getSize() << " elements at offset "
+                         << getOffset() << " exceeds extent " << extent
+                         << " of dim " << dim;
   SmallVector<int64_t> expected(inType.getShape());
   expected[dim] = getSize();
   if (resultType.getShape() != ArrayRef<int64_t>(expected))

@@ -36,7 +36,14 @@ def TRA_Dialect : Dialect {
                            "::mlir::math::MathDialect"];
 }
 
+/// Every tensor operand and result has a static shape whose element count
+/// and byte size fit in 64 bits: what the planner, the interpreter and the
+/// code generator compute with (tra::verifyPlannableTensors).
+def TRA_PlannableTensors : NativeOpTrait<"PlannableTensors"> {
+  let cppNamespace = "::mlir::tra::OpTrait";
+}
+
 class TRA_Op<string mnemonic, list<Trait> traits = []>
-    : Op<TRA_Dialect, mnemonic, traits>;
+    : Op<TRA_Dialect, mnemonic, !listconcat(traits, [TRA_PlannableTensors])>;
 
 #endif // TRA_DIALECT_TRA_IR_TRADIALECT_TD

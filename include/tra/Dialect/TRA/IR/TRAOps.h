@@ -19,6 +19,35 @@
 #define GET_ATTRDEF_CLASSES
 #include "tra/Dialect/TRA/IR/TRAAttrs.h.inc"
 
+namespace mlir {
+namespace tra {
+
+/// Fails with a diagnostic naming the value unless every ranked tensor
+/// operand and result of `op` has a static shape whose element count and
+/// byte size fit in an int64_t.
+LogicalResult verifyPlannableTensors(Operation *op);
+
+/// Fails with a diagnostic on `op` naming `what` unless `type` is a ranked
+/// tensor of static shape whose element count and byte size fit in an
+/// int64_t (function arguments and results, besides tra ops' values).
+LogicalResult verifyPlannableTensorType(Operation *op, Type type,
+                                        llvm::StringRef what);
+
+namespace OpTrait {
+/// The ODS trait TRA_PlannableTensors.
+template <typename ConcreteType>
+class PlannableTensors
+    : public ::mlir::OpTrait::TraitBase<ConcreteType, PlannableTensors> {
+public:
+  static LogicalResult verifyTrait(Operation *op) {
+    return verifyPlannableTensors(op);
+  }
+};
+} // namespace OpTrait
+
+} // namespace tra
+} // namespace mlir
+
 #define GET_OP_CLASSES
 #include "tra/Dialect/TRA/IR/TRAOps.h.inc"
 
