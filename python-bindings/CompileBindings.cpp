@@ -23,6 +23,7 @@
 #include "tra/Optimizer/CostModel.h"
 #include "tra/Optimizer/Pipeline.h"
 #include "tra/Optimizer/Report.h"
+#include "tra/Parse/ModuleFile.h"
 #include "tra/Target/Distributed.h"
 #include "tra/Target/LibraryCache.h"
 
@@ -87,8 +88,7 @@ public:
     hardwareName = hardware.getName().str();
     numDevices = hardware.numDevices();
     DiagnosticCollector diags(&context);
-    OwningOpRef<ModuleOp> module =
-        parseSourceString<ModuleOp>(text, &context, "<python>");
+    OwningOpRef<ModuleOp> module = parseModuleText(text, &context, "<python>");
     if (!module)
       throw py::value_error(diags.str());
     FailureOr<func::FuncOp> entry = findEntryFunction(*module, options.entry);
@@ -180,11 +180,15 @@ public:
       buffers.push_back(array.mutable_data());
       outputs.append(array);
     }
+    ::tra::rt::Status status;
     {
       py::gil_scoped_release release;
       std::lock_guard<std::mutex> lock(runMutex);
-      library->run(buffers.data());
+      status = library->run(buffers.data());
     }
+    // A failed run-time check (an index out of range): no results.
+    if (!status)
+      throw py::value_error(status.message());
     return outputs;
   }
 

@@ -176,6 +176,9 @@ void mlir::tra::buildLLVMStage(OpPassManager &pm,
   // Ceil/floor divisions and bf16 arithmetic and casts become integer and
   // f32 code; max/min stay intrinsics that LLVM vectorizes as reductions.
   funcPm.addPass(createExpandArithPass());
+  // A failed run-time check calls the runtime and goes on, instead of
+  // abort() (cf.assert's lowering).
+  pm.addPass(createReportFailedChecksPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
   // Buffers come from the runtime's allocator (runtime/exec/Alloc.cpp),
@@ -246,6 +249,7 @@ void mlir::tra::buildGPUStage(OpPassManager &pm,
   OpPassManager &hostPm = pm.nest<func::FuncOp>();
   hostPm.addPass(createSCFToControlFlowPass());
   hostPm.addPass(createCanonicalizerPass());
+  pm.addPass(createReportFailedChecksPass());
   FinalizeMemRefToLLVMConversionPassOptions memrefOptions;
   memrefOptions.useGenericFunctions = true;
   pm.addPass(createFinalizeMemRefToLLVMConversionPass(memrefOptions));

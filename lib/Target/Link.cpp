@@ -130,10 +130,12 @@ llvm::Error mlir::tra::linkObjects(ArrayRef<std::string> objects,
   llvm::FileRemover removeTemporary(temporary);
   SmallVector<StringRef> args = {*linker};
   if (kind == LinkKind::SharedLibrary) {
-    // The loader (exec::ProgramLibrary) needs tra_exec_set_num_threads, which
-    // the archive would otherwise only bring in with a BLAS call: a model of
-    // maps alone would link, then fail to load.
-    args.append({"-shared", "-Wl,-u,tra_exec_set_num_threads"});
+    // The loader (exec::ProgramLibrary) needs tra_exec_set_num_threads and
+    // tra_exec_take_check_failure, which the archive would otherwise only
+    // bring in with a BLAS call or a run-time check: a model of maps alone
+    // would link, then fail to load.
+    args.append({"-shared", "-Wl,-u,tra_exec_set_num_threads",
+                 "-Wl,-u,tra_exec_take_check_failure"});
   }
   for (const std::string &object : objects)
     args.push_back(object);

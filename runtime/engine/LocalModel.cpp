@@ -346,10 +346,11 @@ rt::Status LocalModel::runProgram(Program &program,
       status = accelerator->copyToDevice(program.devicePos, &program.pos,
                                          sizeof(int64_t));
     if (status) {
-      program.library->run(program.buffers.data());
+      // The step's checks ran on the host when its work was issued.
+      status = program.library->run(program.buffers.data());
       // The logits are on the host once the step's work is done: only the
       // rows asked for.
-      if (last > first)
+      if (status && last > first)
         status = accelerator->copyToHost(
             program.logits.data() + first,
             static_cast<const float *>(program.deviceLogits) + first,
@@ -365,7 +366,10 @@ rt::Status LocalModel::runProgram(Program &program,
     for (auto [slot, index] : program.cacheOutputs)
       program.buffers[slot] =
           caches[parity != !program.cachesInPlace][size_t(index)].data();
-    program.library->run(program.buffers.data());
+    if (rt::Status status = program.library->run(program.buffers.data());
+        !status)
+      return rt::Error{"a step of " + std::to_string(chunk.count) +
+                       " tokens: " + status.message()};
   }
   if (!program.cachesInPlace)
     parity = !parity;

@@ -480,7 +480,11 @@ rt::Status RankModel::runStep(Step &program, const std::vector<int64_t> &tokens,
   std::vector<std::pair<void *, size_t>> deviceInputs(caches.size());
   if (rt::Status status = bindCaches(*step, inputs, deviceInputs); !status)
     return accelerator ? onDevice(status) : status;
-  step->mine->run(step->buffers.data());
+  // A failed run-time check is reported after the step's collectives, which
+  // every rank reaches (the code goes on with the value clamped).
+  rt::Status checked = step->library->runRank(
+      int64_t(step->mine - step->library->program().ranks),
+      step->buffers.data());
   for (size_t c = 0; c < caches.size(); ++c) {
     Cache &cache = caches[c];
     cache.layout = &step->cacheOut[c];
@@ -506,7 +510,10 @@ rt::Status RankModel::runStep(Step &program, const std::vector<int64_t> &tokens,
     if (rt::Status s = accelerator->synchronize(); !s)
       return onDevice(s);
   }
-  return gatherLogits(*step, firstRow, n, logits);
+  rt::Status gathered = gatherLogits(*step, firstRow, n, logits);
+  if (!checked)
+    return rt::Error{"rank " + std::to_string(me) + ": " + checked.message()};
+  return gathered;
 }
 
 rt::Status RankModel::gatherLogits(Step &step, int64_t firstRow, int64_t n,

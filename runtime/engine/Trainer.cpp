@@ -228,7 +228,8 @@ Result<TrainStepStats> Trainer::step(const std::vector<int64_t> &tok,
     buffers[s.input] = s.value.mutableData();
   for (int64_t o = 0; o < p.numOutputs; ++o)
     buffers[p.numInputs + o] = outputs[o].mutableData();
-  program->run(buffers.data());
+  if (rt::Status status = program->run(buffers.data()); !status)
+    return Error{"step " + std::to_string(done + 1) + ": " + status.message()};
   TrainStepStats stats;
   stats.loss = outputs[lossOut].load<float>(0);
   stats.gradNorm = outputs[normOut].load<float>(0);

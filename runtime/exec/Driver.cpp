@@ -545,6 +545,10 @@ Result<std::vector<double>> timedRuns(const TraExecProgram &program,
       if (Status status = accelerator->synchronize(); !status)
         return Error{"running @" + std::string(program.entryName) + " on " +
                      accelerator->describe() + ": " + status.message()};
+    // A failed check: the results are not the model's, and none is written.
+    if (const char *failed = tra_exec_take_check_failure())
+      return Error{"running @" + std::string(program.entryName) + ": " +
+                   failed};
     auto end = std::chrono::steady_clock::now();
     times.push_back(
         std::chrono::duration<double, std::milli>(end - start).count());
@@ -1130,8 +1134,8 @@ int fail(const char *program, const std::string &message) {
 int runProgram(const TraExecProgram &program, int argc, char **argv,
                const Communicator *communicator,
                const Accelerator *accelerator) {
-  // Run-time checks in compiled code print with puts() and abort(): flush
-  // every line so that the message is not lost in a pipe.
+  // Line-buffered stdout: its lines and stderr's stay in order when both go
+  // to one pipe (--list, --profile).
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
   const char *self = argc > 0 ? argv[0] : "tra-program";
   if (Status status = checkProgram(program); !status)

@@ -131,6 +131,11 @@ ProgramLibrary::open(const std::string &path) {
   if (!loaded->setThreads)
     return rt::fileError(
         path, "no tra_exec_set_num_threads (not linked with TRAExec)");
+  loaded->takeFailure = reinterpret_cast<const char *(*)()>(
+      dlsym(loaded->handle, "tra_exec_take_check_failure"));
+  if (!loaded->takeFailure)
+    return rt::fileError(
+        path, "no tra_exec_take_check_failure (not linked with TRAExec)");
   if (rt::Status problem = checkDescriptor(*loaded->descriptor); !problem.ok())
     return rt::fileError(path, problem.message());
   return loaded;
@@ -146,6 +151,23 @@ int64_t ProgramLibrary::outputAliasedInput(size_t output) const {
       output >= static_cast<size_t>(descriptor->numOutputs))
     return -1;
   return descriptor->outputAliases[output];
+}
+
+rt::Status ProgramLibrary::takeCheckFailure() const {
+  if (const char *failed = takeFailure())
+    return rt::Error{"running @" + std::string(descriptor->entryName) + " of " +
+                     file + ": " + failed};
+  return rt::Status::success();
+}
+
+rt::Status ProgramLibrary::run(void *const *buffers) const {
+  descriptor->run(buffers);
+  return takeCheckFailure();
+}
+
+rt::Status ProgramLibrary::runRank(int64_t rank, void *const *buffers) const {
+  descriptor->ranks[rank].run(buffers);
+  return takeCheckFailure();
 }
 
 void ProgramLibrary::setNumThreads(int64_t threads) const {

@@ -7,10 +7,10 @@
 // CHECK-DAG: llvm.func @tra_exec_sgemm(i64, i64, i64, i64, i64, i64, f32, !llvm.ptr, i64, i64, !llvm.ptr, i64, i64, f32, !llvm.ptr, i64, i64)
 // CHECK-DAG: llvm.func @_mlir_memref_to_llvm_alloc(i64) -> !llvm.ptr
 // CHECK-DAG: llvm.func @_mlir_memref_to_llvm_free(!llvm.ptr)
+// CHECK-DAG: llvm.func @tra_exec_check_failed(!llvm.ptr)
 // CHECK-LABEL: llvm.func @llama_block(
 // CHECK: llvm.call @tra_exec_sgemm
-// CHECK: llvm.call @puts
-// CHECK: llvm.call @abort
+// CHECK: llvm.call @tra_exec_check_failed
 // CHECK-LABEL: llvm.func @_mlir_ciface_llama_block(
 // CHECK: llvm.call @llama_block(
 

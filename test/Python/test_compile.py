@@ -285,6 +285,37 @@ def test_bad_ir():
                     "tensor<2xf32>\n  return %0 : tensor<2xf32>\n}\n")
 
 
+def test_ir_nested_too_deep():
+    text = ("func.func @f() attributes {x = " + "[" * 50000 + "]" * 50000 +
+            "} { return }")
+    with pytest.raises(ValueError, match="<python>:1:287: the IR nests "
+                                         "brackets, braces, parentheses or "
+                                         "angle brackets more than 256"):
+        tra.compile(text)
+    with pytest.raises(ValueError, match="more than 256 levels deep"):
+        tra.parse(text)
+
+
+# A run-time check that fails (an index out of range) raises a ValueError
+# naming it and returns no results; the program stays usable.
+def test_failed_check_raises(cache_dir):
+    program = tra.compile(
+        "func.func @rows(%t: tensor<4x2xf32> {tra.name = \"t\"},\n"
+        "                %i: tensor<3xi64> {tra.name = \"i\"})\n"
+        "    -> (tensor<3x2xf32> {tra.name = \"r\"}) {\n"
+        "  %r = tra.gather %t[%i] : tensor<4x2xf32>, tensor<3xi64> "
+        "-> tensor<3x2xf32>\n"
+        "  return %r : tensor<3x2xf32>\n}\n", cache_dir=cache_dir)
+    table = np.arange(8, dtype=np.float32).reshape(4, 2)
+    with pytest.raises(ValueError, match=re.escape(
+            "tra.gather at <python>:4:8: index out of range [0, 4)")):
+        program(t=table, i=np.array([0, 4, 1]))
+    with pytest.raises(ValueError, match="index out of range"):
+        program(t=table, i=np.array([0, -1, 1]))
+    out = program(t=table, i=np.array([3, 0, 1]))["r"]
+    np.testing.assert_array_equal(out, table[[3, 0, 1]])
+
+
 def test_ir_that_does_not_verify():
     with pytest.raises(ValueError, match="<python>:2:8: 'tra.einsum' op"):
         tra.compile("func.func @f(%a: tensor<2x3xf32>) -> tensor<3xf32> {\n"

@@ -30,6 +30,7 @@ TraExecProgram shimProgram;
 
 namespace {
 void (*wrappedSetThreads)(int64_t) = nullptr;
+const char *(*wrappedTakeFailure)() = nullptr;
 
 __attribute__((constructor)) void wrap() {
   const char *variable = "FAKE_GPU_SHIM_" SHIM_STRING(SHIM_NAME);
@@ -47,7 +48,9 @@ __attribute__((constructor)) void wrap() {
       static_cast<const TraExecProgram *>(dlsym(handle, "tra_exec_program"));
   wrappedSetThreads = reinterpret_cast<void (*)(int64_t)>(
       dlsym(handle, "tra_exec_set_num_threads"));
-  if (!wrapped || !wrappedSetThreads) {
+  wrappedTakeFailure = reinterpret_cast<const char *(*)()>(
+      dlsym(handle, "tra_exec_take_check_failure"));
+  if (!wrapped || !wrappedSetThreads || !wrappedTakeFailure) {
     std::fprintf(stderr, "FakeGpuShim: %s is not a tra program\n", path);
     return;
   }
@@ -59,4 +62,9 @@ __attribute__((constructor)) void wrap() {
 extern "C" void tra_exec_set_num_threads(int64_t threads) {
   if (wrappedSetThreads)
     wrappedSetThreads(threads);
+}
+
+// The checks of the wrapped program's code are recorded in its runtime.
+extern "C" const char *tra_exec_take_check_failure(void) {
+  return wrappedTakeFailure ? wrappedTakeFailure() : nullptr;
 }

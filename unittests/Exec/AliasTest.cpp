@@ -66,7 +66,7 @@ void runStep(const ProgramLibrary &library, StepInputs &in, const float *kCache,
                      scores,
                      kOut,
                      vOut};
-  library.run(buffers);
+  ASSERT_TRUE(library.run(buffers).ok());
 }
 
 TEST(OutputAliases, DescriptorNamesTheCaches) {

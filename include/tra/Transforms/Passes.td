@@ -427,6 +427,47 @@ def ParallelizeLoopsPass : Pass<"tra-parallelize-loops"> {
 // Math functions
 //===----------------------------------------------------------------------===//
 
+def ReportFailedChecksPass
+    : Pass<"tra-report-failed-checks", "::mlir::ModuleOp"> {
+  let summary = "Make a failed run-time check a report to the runtime, not an abort";
+  let description = [{
+    The checks that only the run can decide (a gather index, a cache
+    position: `tra-to-linalg`'s bounds checks) are `cf.assert`s, which
+    `convert-cf-to-llvm` lowers to `abort()`: a compiled program that meets
+    an out-of-range index would die with a signal, an engine with it, and a
+    rank of a distributed program would leave the others waiting.
+
+    This pass rewrites every `cf.assert` of the module's functions (not those
+    of GPU kernel modules) into a branch that, where the condition is false,
+    calls `tra_exec_check_failed` with the assert's message (a constant
+    global string) and then continues. The runtime records the first failure
+    and whoever ran the program asks for it afterwards
+    (`tra_exec_take_check_failure`, runtime/exec/ABI.h): the executable
+    driver exits 1 naming the check and writes no output; the engine's step
+    fails with the message. The checked values are clamped into range by the
+    code that checks them, so going on touches no memory outside a buffer.
+    Runs after `convert-scf-to-cf`, where the assert's block can be split.
+
+    ```mlir
+    cf.assert %ok, "tra.gather at m.mlir:3:8: index out of range [0, 16)"
+    ```
+
+    becomes
+
+    ```mlir
+      cf.cond_br %ok, ^continue, ^failed
+    ^failed:
+      %message = llvm.mlir.addressof @tra_check_message_0 : !llvm.ptr
+      func.call @tra_exec_check_failed(%message) : (!llvm.ptr) -> ()
+      cf.br ^continue
+    ^continue:
+    ```
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect",
+                           "::mlir::cf::ControlFlowDialect",
+                           "::mlir::func::FuncDialect"];
+}
+
 def ExpandArithPass : Pass<"tra-expand-arith"> {
   let summary = "Expand the arith ops that the LLVM conversion cannot lower, and only those";
   let description = [{

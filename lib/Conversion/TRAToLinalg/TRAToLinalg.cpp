@@ -183,11 +183,14 @@ static std::string describeOp(Operation *op) {
   return text;
 }
 
-/// Emits a run-time check that `lower <= value <= upper` (all index values)
-/// that aborts with `message`.
-static void buildRangeCheck(OpBuilder &b, Location loc, Value value,
-                            int64_t lower, int64_t upper,
-                            const std::string &message) {
+/// Emits a run-time check that `lower <= value <= upper` (all index values),
+/// a cf.assert with `message`, and returns `value` clamped into the range.
+/// Compiled code reports a failed check to the runtime and goes on
+/// (tra-report-failed-checks), so the clamped value is what it uses: no
+/// memory outside a buffer is touched, and the run is reported as failed.
+static Value buildRangeCheck(OpBuilder &b, Location loc, Value value,
+                             int64_t lower, int64_t upper,
+                             const std::string &message) {
   Value lo = arith::ConstantIndexOp::create(b, loc, lower);
   Value hi = arith::ConstantIndexOp::create(b, loc, upper);
   Value aboveLo =
@@ -196,6 +199,8 @@ static void buildRangeCheck(OpBuilder &b, Location loc, Value value,
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle, value, hi);
   Value ok = arith::AndIOp::create(b, loc, aboveLo, belowHi);
   cf::AssertOp::create(b, loc, ok, message);
+  Value clamped = arith::MaxSIOp::create(b, loc, value, lo);
+  return arith::MinSIOp::create(b, loc, clamped, hi);
 }
 
 //===----------------------------------------------------------------------===//
@@ -487,10 +492,10 @@ struct UpdateSliceLowering : public OpConversionPattern<UpdateSliceOp> {
         arith::IndexCastOp::create(rewriter, loc, rewriter.getIndexType(), raw);
     int64_t last = destType.getDimSize(dim) - updateType.getDimSize(dim);
     if (boundsChecks)
-      buildRangeCheck(rewriter, loc, pos, 0, last,
-                      describeOp(op) + ": position out of range [0, " +
-                          std::to_string(last) + "] along dim " +
-                          std::to_string(dim));
+      pos = buildRangeCheck(rewriter, loc, pos, 0, last,
+                            describeOp(op) + ": position out of range [0, " +
+                                std::to_string(last) + "] along dim " +
+                                std::to_string(dim));
 
     unsigned rank = destType.getRank();
     SmallVector<OpFoldResult> offsets(rank, rewriter.getIndexAttr(0));
@@ -542,7 +547,7 @@ struct GatherLowering : public OpConversionPattern<GatherOp> {
           Value row =
               arith::IndexCastOp::create(b, nl, b.getIndexType(), args[0]);
           if (boundsChecks)
-            buildRangeCheck(b, nl, row, 0, rows - 1, message);
+            row = buildRangeCheck(b, nl, row, 0, rows - 1, message);
           SmallVector<Value> coords = {row};
           for (unsigned d = indexRank; d < rank; ++d)
             coords.push_back(linalg::IndexOp::create(b, nl, d));

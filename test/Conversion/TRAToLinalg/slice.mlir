@@ -36,7 +36,9 @@ func.func @concat(%a: tensor<4x8xf32>, %b: tensor<4x3xf32>) -> tensor<4x11xf32> 
 // CHECK: %[[LE:.*]] = arith.cmpi sle, %[[POS]], %[[HI]] : index
 // CHECK: %[[OK:.*]] = arith.andi %[[GE]], %[[LE]] : i1
 // CHECK: cf.assert %[[OK]], "tra.update_slice at {{.*}}slice.mlir:{{[0-9]+}}:{{[0-9]+}}: position out of range [0, 12] along dim 0"
-// CHECK: %[[R:.*]] = tensor.insert_slice %[[U]] into %[[C]][%[[POS]], 0, 0] [4, 4, 8] [1, 1, 1]
+// CHECK: %[[LOW:.*]] = arith.maxsi %[[POS]], %[[LO]] : index
+// CHECK: %[[SAFE:.*]] = arith.minsi %[[LOW]], %[[HI]] : index
+// CHECK: %[[R:.*]] = tensor.insert_slice %[[U]] into %[[C]][%[[SAFE]], 0, 0] [4, 4, 8] [1, 1, 1]
 // CHECK: return %[[R]]
 func.func @update_slice(%u: tensor<4x4x8xf32>, %c: tensor<16x4x8xf32>, %p: tensor<i64>) -> tensor<16x4x8xf32> {
   %r = tra.update_slice %u into %c dim 0 at %p : tensor<4x4x8xf32> into tensor<16x4x8xf32> at tensor<i64>

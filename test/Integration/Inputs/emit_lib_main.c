@@ -31,6 +31,13 @@ int main(void) {
   buffers[TRA_OUTPUT_c] = c;
   tra_exec_set_num_threads(1);
   tra_exec_program.run(buffers);
+  /* A failed run-time check (an index out of range) leaves results that are
+   * not the model's. */
+  const char *failed = tra_exec_take_check_failure();
+  if (failed) {
+    fprintf(stderr, "run-time check failed: %s\n", failed);
+    return 1;
+  }
   double worst = 0;
   for (int i = 0; i < M; ++i)
     for (int j = 0; j < N; ++j) {

@@ -26,7 +26,7 @@ extern "C" {
 #endif
 
 /** Version of the descriptor layout below. */
-#define TRA_EXEC_ABI_VERSION 5
+#define TRA_EXEC_ABI_VERSION 6
 
 /** Where a program runs. */
 typedef enum TraExecDevice {
@@ -185,6 +185,22 @@ void _mlir_memref_to_llvm_free(void *ptr);
 int64_t tra_exec_cached_bytes(void);
 /** Returns the held blocks to the system. */
 void tra_exec_release_cached_memory(void);
+
+/**
+ * Called by compiled code when a run-time check fails (a gather index or a
+ * cache position out of range): records `message` (a string constant of the
+ * compiled code naming the op and the range) if it is the first since the
+ * last tra_exec_take_check_failure, and returns. The code goes on with the
+ * value clamped into range, touching no memory outside its buffers, but its
+ * results are not the model's. Thread-safe.
+ */
+void tra_exec_check_failed(const char *message);
+/**
+ * The first check that failed since the last call, or NULL; clears it. Whoever
+ * calls a program's `run` calls this afterwards and, on a failure, reports it
+ * and discards the results.
+ */
+const char *tra_exec_take_check_failure(void);
 
 /** Called by compiled code (when compiled with profiling) around op `op`. */
 void tra_exec_profile_begin(int64_t op);

@@ -49,9 +49,19 @@ public:
   bool isDistributed() const { return descriptor->numRanks > 0; }
   /// Runs the one-device program: `buffers` holds numInputs + numOutputs
   /// pointers, inputs then outputs, each to a dense row-major buffer of the
-  /// descriptor's shape and element type. Must not be called on a
-  /// distributed library.
-  void run(void *const *buffers) const { descriptor->run(buffers); }
+  /// descriptor's shape and element type. Fails, naming the check, if a
+  /// run-time check of the compiled code failed (an index or a position out
+  /// of range): the outputs are then not the model's. Must not be called on
+  /// a distributed library. (A GPU program's checks run on the host when its
+  /// work is issued.)
+  rt::Status run(void *const *buffers) const;
+  /// Runs rank `rank`'s program of a distributed library (`buffers` as
+  /// TraExecRankProgram::run takes them); fails as run() does.
+  rt::Status runRank(int64_t rank, void *const *buffers) const;
+  /// Fails, naming it, if a run-time check failed in the library's code since
+  /// the last call (and clears it); for callers of the descriptor's `run`
+  /// functions.
+  rt::Status takeCheckFailure() const;
   /// The input whose buffer `run` may also be given as output `output`'s
   /// (the output then starts as that input, updated in place; ABI.h
   /// `outputAliases`), or -1: none, no such output, or a distributed
@@ -66,6 +76,7 @@ private:
   void *handle = nullptr;
   const TraExecProgram *descriptor = nullptr;
   void (*setThreads)(int64_t) = nullptr;
+  const char *(*takeFailure)() = nullptr;
   std::string file;
 };
 
