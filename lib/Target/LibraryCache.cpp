@@ -102,6 +102,9 @@ std::string mlir::tra::computeLibraryCacheKey(ModuleOp module,
 //===----------------------------------------------------------------------===//
 
 namespace {
+/// How long a process waits for another that builds the same cache entry.
+constexpr std::chrono::milliseconds kLockWait = std::chrono::minutes(30);
+
 /// The SHA-256 (hex) and size of a file's bytes.
 struct Checksum {
   std::string sha256;
@@ -177,6 +180,32 @@ findOrBuildEntry(StringRef directory, StringRef stem, StringRef key,
   llvm::sys::path::append(library, stem + "-" + key + ".so");
   SmallString<128> manifest(library);
   manifest += ".sha256";
+
+  // Processes that want the same entry take turns: the first builds and
+  // publishes it, the others then find it and load it, instead of all
+  // compiling at once and publishing over each other. The lock belongs to
+  // the process, so it ends with it however it ends (a SIGKILL included);
+  // one that waits longer than kLockWait builds the entry itself.
+  SmallString<128> lockPath(library);
+  lockPath += ".lock";
+  int lockFd = -1;
+  bool locked = false;
+  if (!llvm::sys::fs::openFileForReadWrite(lockPath, lockFd,
+                                           llvm::sys::fs::CD_OpenAlways,
+                                           llvm::sys::fs::OF_None)) {
+    auto waitStart = std::chrono::steady_clock::now();
+    locked = !llvm::sys::fs::tryLockFile(lockFd, kLockWait);
+    if (!locked)
+      notes << "waited " << int(secondsSince(waitStart))
+            << " s for another process building " << library
+            << "; building it here too\n";
+  }
+  auto unlock = llvm::make_scope_exit([&] {
+    if (locked)
+      (void)llvm::sys::fs::unlockFile(lockFd);
+    if (lockFd >= 0)
+      llvm::sys::Process::SafelyCloseFileDescriptor(lockFd);
+  });
   if (llvm::sys::fs::exists(library) || llvm::sys::fs::exists(manifest)) {
     llvm::Error why = checkManifest(library, manifest);
     if (!why)
