@@ -32,10 +32,6 @@ CostModel::CostModel(const hw::HardwareDescription &hw,
   nodeOf.reserve(numDevices);
   for (const hw::Device &device : hw.getDevices())
     nodeOf.push_back(device.node);
-  links.reserve(size_t(numDevices) * numDevices);
-  for (unsigned src = 0; src < numDevices; ++src)
-    for (unsigned dst = 0; dst < numDevices; ++dst)
-      links.push_back(hw.link(src, dst));
 }
 
 double CostModel::getKernelTime(unsigned device, hw::DType type, double flops,
@@ -55,7 +51,7 @@ double CostModel::getTransferTime(ArrayRef<Flow> flows) const {
   for (const Flow &flow : flows) {
     if (flow.src == flow.dst || flow.bytes <= 0)
       continue;
-    const hw::LinkInfo &link = getLink(flow.src, flow.dst);
+    hw::LinkInfo link = getLink(flow.src, flow.dst);
     double seconds = flow.bytes / link.bandwidth;
     busiest = std::max(busiest, send[flow.src] += seconds);
     busiest = std::max(busiest, recv[flow.dst] += seconds);

@@ -92,8 +92,10 @@ public:
   const CostModelOptions &getOptions() const { return options; }
   unsigned getNumDevices() const { return numDevices; }
   unsigned getNodeOf(unsigned device) const { return nodeOf[device]; }
-  const ::tra::hw::LinkInfo &getLink(unsigned src, unsigned dst) const {
-    return links[src * numDevices + dst];
+  /// The link between two devices, from the hardware description (no
+  /// table of all pairs: memory stays linear in the device count).
+  ::tra::hw::LinkInfo getLink(unsigned src, unsigned dst) const {
+    return hw.link(src, dst);
   }
 
   /// Seconds for one tile kernel on `device`: the larger of
@@ -168,7 +170,6 @@ private:
   unsigned numDevices;
   unsigned numNodes;
   std::vector<unsigned> nodeOf;
-  std::vector<::tra::hw::LinkInfo> links;
 };
 
 } // namespace plan
