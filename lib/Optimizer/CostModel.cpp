@@ -203,6 +203,10 @@ void CostModel::addMoveFlows(const TensorDist &from, const TensorDist &to,
     overlaps.push_back(computeOverlaps(from, to, shape, d));
   SmallVector<int64_t, 4> coords, pick(rank, 0), fromCoords(rank, 0);
   SmallVector<unsigned, 16> needing;
+  // Which devices hold the source tile: marked once per tile pair, so that
+  // finding the devices that need it is linear in the devices, not in the
+  // product of holders and wanters (a replicated tile on thousands).
+  std::vector<uint8_t> holds(numDevices, 0);
   for (int64_t t = 0, e = to.getNumTiles(); t < e; ++t) {
     to.getTileCoords(t, coords);
     ArrayRef<unsigned> want = to.getTileDevices(t);
@@ -225,9 +229,13 @@ void CostModel::addMoveFlows(const TensorDist &from, const TensorDist &to,
       int64_t f = from.getTileIndex(fromCoords);
       ArrayRef<unsigned> holders = from.getTileDevices(f);
       needing.clear();
+      for (unsigned device : holders)
+        holds[device] = 1;
       for (unsigned device : want)
-        if (!llvm::is_contained(holders, device))
+        if (!holds[device])
           needing.push_back(device);
+      for (unsigned device : holders)
+        holds[device] = 0;
       if (!needing.empty() && elements > 0)
         addChainFlows(*this, holders, needing, double(elements) * elementBytes,
                       unsigned(t + f), flows);

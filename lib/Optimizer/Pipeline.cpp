@@ -26,6 +26,11 @@ static void addInliningPasses(OpPassManager &pm) {
 llvm::Expected<PlanSummary> plan::planFunction(func::FuncOp func,
                                                const CostModel &model,
                                                const PlannerOptions &options) {
+  if (model.getNumDevices() > kMaxPlannedDevices)
+    return llvm::createStringError(
+        "the hardware '" + model.getHardware().getName() + "' has " +
+        llvm::Twine(model.getNumDevices()) +
+        " devices; tra plans for at most " + llvm::Twine(kMaxPlannedDevices));
   auto summary = assignPartitions(func, model, options);
   if (!summary)
     return summary.takeError();

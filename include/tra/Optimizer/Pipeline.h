@@ -52,6 +52,13 @@ struct PlanOptions {
 /// (the function cannot be planned, or does not fit), or an internal error
 /// when the plan it made is inconsistent (after the diagnostics of
 /// insertRepartitions / verifyPlan).
+/// The most devices the planner plans for. Hardware descriptions may hold
+/// up to 2^20; the planner's memory is linear in the devices, but its time
+/// grows faster (a repartition between two grids of n tiles enumerates up
+/// to n^2 tile pairs), so larger files are refused rather than planned for
+/// hours.
+inline constexpr unsigned kMaxPlannedDevices = 4096;
+
 llvm::Expected<PlanSummary> planFunction(func::FuncOp func,
                                          const CostModel &model,
                                          const PlannerOptions &options);
