@@ -44,39 +44,62 @@ double CostModel::getKernelTime(unsigned device, hw::DType type, double flops,
   return std::max(computeTime, memoryTime);
 }
 
-double CostModel::getTransferTime(ArrayRef<Flow> flows) const {
-  SmallVector<double, 32> send(numDevices, 0.0), recv(numDevices, 0.0);
-  SmallVector<double, 8> nicOut(numNodes, 0.0), nicIn(numNodes, 0.0);
-  double latency = 0, busiest = 0;
-  for (const Flow &flow : flows) {
-    if (flow.src == flow.dst || flow.bytes <= 0)
-      continue;
-    hw::LinkInfo link = getLink(flow.src, flow.dst);
-    double seconds = flow.bytes / link.bandwidth;
-    busiest = std::max(busiest, send[flow.src] += seconds);
-    busiest = std::max(busiest, recv[flow.dst] += seconds);
-    if (link.linkClass == hw::LinkClass::InterNode) {
-      busiest = std::max(busiest, nicOut[nodeOf[flow.src]] += seconds);
-      busiest = std::max(busiest, nicIn[nodeOf[flow.dst]] += seconds);
-    }
-    // One more latency than the data needs: starting the transfer (a
-    // collective's launch and synchronization).
-    latency = std::max(latency, (flow.steps + 1) * link.latency);
+TransferAccumulator::TransferAccumulator(const CostModel &model)
+    : model(model), send(model.getNumDevices(), 0.0),
+      recv(model.getNumDevices(), 0.0),
+      nicOut(model.getHardware().numNodes(), 0.0),
+      nicIn(model.getHardware().numNodes(), 0.0) {}
+
+void TransferAccumulator::add(const Flow &flow) {
+  if (flow.src == flow.dst)
+    return;
+  hw::LinkInfo link = model.getLink(flow.src, flow.dst);
+  bool interNode = link.linkClass == hw::LinkClass::InterNode;
+  (interNode ? bytes.interNode : bytes.intraNode) += flow.bytes;
+  if (flow.bytes <= 0)
+    return;
+  double seconds = flow.bytes / link.bandwidth;
+  busiest = std::max(busiest, send[flow.src] += seconds);
+  busiest = std::max(busiest, recv[flow.dst] += seconds);
+  if (interNode) {
+    busiest = std::max(busiest, nicOut[model.getNodeOf(flow.src)] += seconds);
+    busiest = std::max(busiest, nicIn[model.getNodeOf(flow.dst)] += seconds);
   }
-  return latency + busiest;
+  // One more latency than the data needs: starting the transfer (a
+  // collective's launch and synchronization).
+  latency = std::max(latency, (flow.steps + 1) * link.latency);
+}
+
+void TransferAccumulator::clear() {
+  std::fill(send.begin(), send.end(), 0.0);
+  std::fill(recv.begin(), recv.end(), 0.0);
+  std::fill(nicOut.begin(), nicOut.end(), 0.0);
+  std::fill(nicIn.begin(), nicIn.end(), 0.0);
+  latency = busiest = 0;
+  bytes = TrafficBytes();
+}
+
+namespace {
+/// A FlowSink that keeps the flows (for the overloads on a list).
+struct FlowList final : FlowSink {
+  explicit FlowList(SmallVectorImpl<Flow> &flows) : flows(flows) {}
+  void add(const Flow &flow) override { flows.push_back(flow); }
+  SmallVectorImpl<Flow> &flows;
+};
+} // namespace
+
+double CostModel::getTransferTime(ArrayRef<Flow> flows) const {
+  TransferAccumulator accumulator(*this);
+  for (const Flow &flow : flows)
+    accumulator.add(flow);
+  return accumulator.getTime();
 }
 
 TrafficBytes CostModel::getTrafficBytes(ArrayRef<Flow> flows) const {
-  TrafficBytes bytes;
-  for (const Flow &flow : flows) {
-    if (flow.src == flow.dst)
-      continue;
-    if (getLink(flow.src, flow.dst).linkClass == hw::LinkClass::InterNode)
-      bytes.interNode += flow.bytes;
-    else
-      bytes.intraNode += flow.bytes;
-  }
-  return bytes;
+  TransferAccumulator accumulator(*this);
+  for (const Flow &flow : flows)
+    accumulator.add(flow);
+  return accumulator.getBytes();
 }
 
 SmallVector<unsigned, 8>
@@ -94,8 +117,7 @@ CostModel::getRingOrder(ArrayRef<unsigned> group) const {
 /// phase), which reaches the same per-device bytes (Rabenseifner).
 static void addRingFlows(const CostModel &model, const TensorDist &dist,
                          ArrayRef<int64_t> shape, int64_t elementBytes,
-                         double fraction, unsigned steps,
-                         SmallVectorImpl<Flow> &flows) {
+                         double fraction, unsigned steps, FlowSink &flows) {
   for (int64_t t = 0, e = dist.getNumTiles(); t < e; ++t) {
     double bytes = double(dist.getTileElements(shape, t)) * elementBytes;
     for (unsigned g = 0; g < dist.groups; ++g) {
@@ -104,7 +126,7 @@ static void addRingFlows(const CostModel &model, const TensorDist &dist,
       if (ring.size() < 2)
         continue;
       for (size_t i = 0; i < ring.size(); ++i)
-        flows.push_back(
+        flows.add(
             {ring[i], ring[(i + 1) % ring.size()], bytes * fraction, steps});
     }
   }
@@ -121,6 +143,13 @@ static unsigned ceilLog2(unsigned n) {
 void CostModel::addAllReduceFlows(const TensorDist &dist,
                                   ArrayRef<int64_t> shape, int64_t elementBytes,
                                   SmallVectorImpl<Flow> &flows) const {
+  FlowList list(flows);
+  addAllReduceFlows(dist, shape, elementBytes, list);
+}
+
+void CostModel::addAllReduceFlows(const TensorDist &dist,
+                                  ArrayRef<int64_t> shape, int64_t elementBytes,
+                                  FlowSink &flows) const {
   double q = dist.getGroupSize();
   addRingFlows(*this, dist, shape, elementBytes, 2 * (q - 1) / q,
                2 * ceilLog2(dist.getGroupSize()), flows);
@@ -130,6 +159,14 @@ void CostModel::addReduceScatterFlows(const TensorDist &dist,
                                       ArrayRef<int64_t> shape,
                                       int64_t elementBytes,
                                       SmallVectorImpl<Flow> &flows) const {
+  FlowList list(flows);
+  addReduceScatterFlows(dist, shape, elementBytes, list);
+}
+
+void CostModel::addReduceScatterFlows(const TensorDist &dist,
+                                      ArrayRef<int64_t> shape,
+                                      int64_t elementBytes,
+                                      FlowSink &flows) const {
   double q = dist.getGroupSize();
   addRingFlows(*this, dist, shape, elementBytes, (q - 1) / q,
                ceilLog2(dist.getGroupSize()), flows);
@@ -161,7 +198,7 @@ Overlaps computeOverlaps(const TensorDist &from, const TensorDist &to,
 /// at a holder on that node, or else continues the previous node's chain.
 static void addChainFlows(const CostModel &model, ArrayRef<unsigned> holders,
                           SmallVectorImpl<unsigned> &needing, double bytes,
-                          unsigned salt, SmallVectorImpl<Flow> &flows) {
+                          unsigned salt, FlowSink &flows) {
   llvm::sort(needing, [&](unsigned a, unsigned b) {
     return std::make_pair(model.getNodeOf(a), a) <
            std::make_pair(model.getNodeOf(b), b);
@@ -187,7 +224,7 @@ static void addChainFlows(const CostModel &model, ArrayRef<unsigned> holders,
     for (; i < needing.size() && model.getNodeOf(needing[i]) == node; ++i) {
       // Bytes flow along the chain; the latency is that of a binomial tree
       // over the same devices.
-      flows.push_back({prev, needing[i], bytes, ceilLog2(++steps + 1)});
+      flows.add({prev, needing[i], bytes, ceilLog2(++steps + 1)});
       prev = needing[i];
     }
     tail = prev;
@@ -197,6 +234,13 @@ static void addChainFlows(const CostModel &model, ArrayRef<unsigned> holders,
 void CostModel::addMoveFlows(const TensorDist &from, const TensorDist &to,
                              ArrayRef<int64_t> shape, int64_t elementBytes,
                              SmallVectorImpl<Flow> &flows) const {
+  FlowList list(flows);
+  addMoveFlows(from, to, shape, elementBytes, list);
+}
+
+void CostModel::addMoveFlows(const TensorDist &from, const TensorDist &to,
+                             ArrayRef<int64_t> shape, int64_t elementBytes,
+                             FlowSink &flows) const {
   unsigned rank = to.getRank();
   SmallVector<Overlaps, 4> overlaps;
   for (unsigned d = 0; d < rank; ++d)
@@ -284,21 +328,21 @@ CostModel::getReduceScatterResult(const TensorDist &from,
 
 MoveStep CostModel::makeStep(MoveStep::Kind kind, const TensorDist &from,
                              const TensorDist &to, unsigned dim,
-                             ArrayRef<Flow> flows) const {
+                             const TransferAccumulator &flows) const {
   MoveStep step;
   step.kind = kind;
   step.from = from;
   step.to = to;
   step.dim = dim;
-  step.time = getTransferTime(flows);
-  step.bytes = getTrafficBytes(flows);
+  step.time = flows.getTime();
+  step.bytes = flows.getBytes();
   return step;
 }
 
 MoveStep CostModel::getMove(const TensorDist &from, const TensorDist &to,
                             ArrayRef<int64_t> shape,
                             int64_t elementBytes) const {
-  SmallVector<Flow, 32> flows;
+  TransferAccumulator flows(*this);
   addMoveFlows(from, to, shape, elementBytes, flows);
   return makeStep(MoveStep::Kind::Repartition, from, to, 0, flows);
 }
@@ -320,7 +364,7 @@ Conversion CostModel::getConversion(const TensorDist &from,
   if (!from.partial)
     return finish(Conversion(), from);
 
-  SmallVector<Flow, 32> flows;
+  TransferAccumulator flows(*this);
   addAllReduceFlows(from, shape, elementBytes, flows);
   TensorDist reduced = from.withoutPartial();
   Conversion viaAllReduce;
@@ -351,7 +395,7 @@ Conversion CostModel::getReduction(const TensorDist &from,
   Conversion best;
   if (!from.partial)
     return best;
-  SmallVector<Flow, 32> flows;
+  TransferAccumulator flows(*this);
   addAllReduceFlows(from, shape, elementBytes, flows);
   best.steps.push_back(makeStep(MoveStep::Kind::AllReduce, from,
                                 from.withoutPartial(), 0, flows));

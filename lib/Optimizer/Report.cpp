@@ -149,7 +149,7 @@ static std::pair<double, TrafficBytes> getMoveCost(Operation *op,
                                                    const CostModel &model) {
   auto type = llvm::cast<RankedTensorType>(op->getOperand(0).getType());
   int64_t elementBytes = getElementBytes(type.getElementType());
-  SmallVector<Flow, 64> flows;
+  TransferAccumulator flows(model);
   if (auto move = llvm::dyn_cast<AllReduceOp>(op))
     model.addAllReduceFlows(fromAttr(move.getFrom()), type.getShape(),
                             elementBytes, flows);
@@ -159,7 +159,7 @@ static std::pair<double, TrafficBytes> getMoveCost(Operation *op,
   else if (auto move = llvm::dyn_cast<RepartitionOp>(op))
     model.addMoveFlows(fromAttr(move.getFrom()), fromAttr(move.getTo()),
                        type.getShape(), elementBytes, flows);
-  return {model.getTransferTime(flows), model.getTrafficBytes(flows)};
+  return {flows.getTime(), flows.getBytes()};
 }
 
 namespace {

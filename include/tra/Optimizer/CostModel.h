@@ -54,6 +54,13 @@ struct TrafficBytes {
   }
 };
 
+/// Where the builders of flows (CostModel::add*Flows) put them.
+class FlowSink {
+public:
+  virtual ~FlowSink() = default;
+  virtual void add(const Flow &flow) = 0;
+};
+
 /// One step of converting a distribution into another.
 struct MoveStep {
   enum class Kind { AllReduce, ReduceScatter, Repartition };
@@ -70,6 +77,8 @@ struct Conversion {
   llvm::SmallVector<MoveStep, 2> steps;
   double time = 0;
 };
+
+class TransferAccumulator;
 
 /// Tunable figures of the model; see docs/CostModel.md for their rationale.
 struct CostModelOptions {
@@ -122,10 +131,15 @@ public:
   /// tile): 2(q-1)/q of the tile's bytes out of and into every member, in
   /// 2 ceil(log2 q) latency steps (recursive halving then doubling).
   void addAllReduceFlows(const TensorDist &dist, llvm::ArrayRef<int64_t> shape,
+                         int64_t elementBytes, FlowSink &flows) const;
+  void addAllReduceFlows(const TensorDist &dist, llvm::ArrayRef<int64_t> shape,
                          int64_t elementBytes,
                          llvm::SmallVectorImpl<Flow> &flows) const;
   /// Flows of a reduce-scatter: (q-1)/q of the tile's bytes per member, in
   /// ceil(log2 q) latency steps.
+  void addReduceScatterFlows(const TensorDist &dist,
+                             llvm::ArrayRef<int64_t> shape,
+                             int64_t elementBytes, FlowSink &flows) const;
   void addReduceScatterFlows(const TensorDist &dist,
                              llvm::ArrayRef<int64_t> shape,
                              int64_t elementBytes,
@@ -135,6 +149,9 @@ public:
   /// passed along a chain (per node: first from a holder on that node if
   /// there is one), so a broadcast costs about one copy per device; its
   /// latency is that of a binomial tree over the chain.
+  void addMoveFlows(const TensorDist &from, const TensorDist &to,
+                    llvm::ArrayRef<int64_t> shape, int64_t elementBytes,
+                    FlowSink &flows) const;
   void addMoveFlows(const TensorDist &from, const TensorDist &to,
                     llvm::ArrayRef<int64_t> shape, int64_t elementBytes,
                     llvm::SmallVectorImpl<Flow> &flows) const;
@@ -161,7 +178,7 @@ public:
 private:
   MoveStep makeStep(MoveStep::Kind kind, const TensorDist &from,
                     const TensorDist &to, unsigned dim,
-                    llvm::ArrayRef<Flow> flows) const;
+                    const TransferAccumulator &flows) const;
   MoveStep getMove(const TensorDist &from, const TensorDist &to,
                    llvm::ArrayRef<int64_t> shape, int64_t elementBytes) const;
 
@@ -170,6 +187,28 @@ private:
   unsigned numDevices;
   unsigned numNodes;
   std::vector<unsigned> nodeOf;
+};
+
+/// The flows of a set of concurrent transfers as getTransferTime and
+/// getTrafficBytes see them, accumulated as they come instead of kept: a
+/// conversion over thousands of devices has millions of flows, and writing
+/// them out dominated planning.
+class TransferAccumulator final : public FlowSink {
+public:
+  explicit TransferAccumulator(const CostModel &model);
+  void add(const Flow &flow) override;
+  /// The transfers' seconds (CostModel::getTransferTime).
+  double getTime() const { return latency + busiest; }
+  /// Their bytes by link class (CostModel::getTrafficBytes).
+  const TrafficBytes &getBytes() const { return bytes; }
+  /// Forgets every flow added.
+  void clear();
+
+private:
+  const CostModel &model;
+  std::vector<double> send, recv, nicOut, nicIn;
+  double latency = 0, busiest = 0;
+  TrafficBytes bytes;
 };
 
 } // namespace plan
