@@ -84,6 +84,14 @@ Result<LlamaParams> tra::rt::ggufLlamaParams(const GgufFile &file) {
   p.sharedClassifier = file.findTensor("output.weight") == nullptr;
   if (Status valid = p.validate(); !valid.ok())
     return fileError(path, "invalid model parameters: " + valid.message());
+  // Every layer has tensors of its own: refuse more layers than the file
+  // has tensors before anything is built per layer (fuzz-gguf: a block
+  // count of 4 million made opening the file list 38 million weight names
+  // before finding the first one missing).
+  if (uint64_t(p.nLayers) > file.tensors().size())
+    return fileError(path, "llama.block_count " + std::to_string(p.nLayers) +
+                               " is more layers than the file has tensors (" +
+                               std::to_string(file.tensors().size()) + ")");
 
   // What tra's model does not compute.
   if (file.find("llama.rope.dimension_count")) {

@@ -152,6 +152,9 @@ void JsonValue::serializeTo(std::string &out, int indent, int depth) const {
     std::to_chars_result r =
         std::to_chars(buffer, buffer + sizeof(buffer), numberValue);
     out.append(buffer, r.ptr);
+    // "-0" would read back as the integer 0: keep negative zero a double.
+    if (numberValue == 0 && std::signbit(numberValue))
+      out += ".0";
     return;
   }
   case Kind::String:

@@ -1,11 +1,13 @@
 //===- Llama.cpp - LLaMA hyper-parameters and llama2.c checkpoints --------===//
 
 #include "tra/Runtime/Llama.h"
+#include "tra/Runtime/Checked.h"
 #include "tra/Runtime/File.h"
 
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <optional>
 
 using namespace tra::rt;
 
@@ -121,18 +123,27 @@ Result<LlamaCheckpoint> tra::rt::readLlama2c(const std::string &path) {
   // llama2.c layout: per-kind arrays covering all layers.
   const int64_t L = p.nLayers, D = p.dim, F = p.hiddenDim, KV = p.kvDim();
   const int64_t V = p.vocabSize, T = p.maxSeqLen, HD = p.headDim();
-  // Element counts in file order.
-  std::vector<std::pair<std::string, int64_t>> order = {
-      {"token_embedding", V * D}, {"rms_att", L * D}, {"wq", L * D * D},
-      {"wk", L * KV * D},         {"wv", L * KV * D}, {"wo", L * D * D},
-      {"rms_ffn", L * D},         {"w1", L * F * D},  {"w2", L * D * F},
-      {"w3", L * F * D},          {"rms_final", D},   {"freq_real", T * HD / 2},
-      {"freq_imag", T * HD / 2}};
+  // Element counts of the arrays in file order, as factors: the header's
+  // fields are untrusted, and their products can overflow.
+  std::vector<std::vector<int64_t>> order = {
+      {V, D},    {L, D},      {L, D, D},  {L, KV, D}, {L, KV, D},
+      {L, D, D}, {L, D},      {L, F, D},  {L, D, F},  {L, F, D},
+      {D},       {T, HD / 2}, {T, HD / 2}};
   if (!p.sharedClassifier)
-    order.push_back({"wcls", V * D});
-  uint64_t expected = kHeader;
-  for (auto &[_, n] : order)
-    expected += uint64_t(n) * sizeof(float);
+    order.push_back({V, D});
+  std::optional<int64_t> total = int64_t(kHeader);
+  for (const std::vector<int64_t> &factors : order) {
+    std::optional<int64_t> bytes = int64_t(sizeof(float));
+    for (int64_t factor : factors)
+      bytes = bytes ? checkedMul(*bytes, factor) : std::nullopt;
+    total = total && bytes ? checkedAdd(*total, *bytes) : std::nullopt;
+  }
+  if (!total)
+    return fileError(path, "the header (dim " + std::to_string(D) + ", " +
+                               std::to_string(L) + " layers, vocab " +
+                               std::to_string(V) +
+                               ") implies more than 2^63 bytes");
+  const uint64_t expected = uint64_t(*total);
   if (size != expected)
     return fileError(
         path, std::string(size < expected ? "truncated"

@@ -56,7 +56,10 @@ Result<MetaModelArgs> tra::rt::parseMetaParams(std::string_view text,
     const JsonValue *value = root.find(key);
     return value && !value->isNull() ? value : nullptr;
   };
-  // Reads a positive integer; `required` keys must be present.
+  // Reads a positive integer; `required` keys must be present. Sizes are
+  // at most 2^31 (as llama2.c's and GGUF's are), so that the sizes computed
+  // from them (the FFN hidden size, weight shapes) cannot overflow.
+  constexpr int64_t kMaxSize = int64_t(1) << 31;
   auto getInt = [&](const char *key, bool required,
                     int64_t &out) -> std::optional<Error> {
     const JsonValue *value = present(key);
@@ -69,6 +72,9 @@ Result<MetaModelArgs> tra::rt::parseMetaParams(std::string_view text,
       return fileError(source, std::string("'") + key +
                                    "' must be an integer >= 1, got " +
                                    value->serialize());
+    if (value->getInteger() > kMaxSize)
+      return fileError(source, std::string("'") + key + "' is " +
+                                   value->serialize() + ", more than 2^31");
     out = value->getInteger();
     return std::nullopt;
   };
@@ -102,6 +108,9 @@ Result<MetaModelArgs> tra::rt::parseMetaParams(std::string_view text,
     return fileError(source, "'vocab_size' must be -1 or an integer >= 1, "
                              "got " +
                                  vocab->serialize());
+  if (vocab->getInteger() > kMaxSize)
+    return fileError(source, "'vocab_size' is " + vocab->serialize() +
+                                 ", more than 2^31");
   args.vocabSize = vocab->getInteger();
   if (auto e = getInt("multiple_of", false, args.multipleOf))
     return *e;
@@ -109,6 +118,10 @@ Result<MetaModelArgs> tra::rt::parseMetaParams(std::string_view text,
     double multiplier = 1.0;
     if (auto e = getPositive("ffn_dim_multiplier", multiplier))
       return *e;
+    if (multiplier > 1024)
+      return fileError(source, "'ffn_dim_multiplier' is " +
+                                   present("ffn_dim_multiplier")->serialize() +
+                                   ", more than 1024");
     args.ffnDimMultiplier = multiplier;
   }
   if (auto e = getPositive("norm_eps", args.normEps))

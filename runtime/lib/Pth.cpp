@@ -10,6 +10,7 @@
 #include "tra/Runtime/Pickle.h"
 #include "tra/Runtime/Zip.h"
 
+#include <atomic>
 #include <cstring>
 #include <memory>
 #include <optional>
@@ -129,11 +130,18 @@ Result<PthFile> PthFile::open(const std::string &path) {
                            "torch.save file?)");
   if (Status problem = checkZipEntryStored(*pickle); !problem.ok())
     return fileError(path, problem.message());
+  // The pickle and the byte order are read in full here: verify them.
+  if (Status problem = checkZipEntryCrc(*pickle, bytes); !problem.ok())
+    return fileError(path, problem.message());
   auto byteOrder = zipIndex.find(result.prefix + "/byteorder");
   if (byteOrder != zipIndex.end()) {
     const ZipEntry &e = zip[byteOrder->second];
+    bool stored = checkZipEntryStored(e).ok();
+    if (stored)
+      if (Status problem = checkZipEntryCrc(e, bytes); !problem.ok())
+        return fileError(path, problem.message());
     std::string_view order(reinterpret_cast<const char *>(bytes + e.dataOffset),
-                           checkZipEntryStored(e).ok() ? e.size : 0);
+                           stored ? e.size : 0);
     if (order != "little")
       return fileError(path, "byte order " + quoteName(order) +
                                  " is not supported (only 'little')");
@@ -240,6 +248,7 @@ Result<PthFile> PthFile::open(const std::string &path) {
                                                                 : ""));
     tensor.storageBegin = entry.dataOffset;
     tensor.storageBytes = entry.size;
+    tensor.storageCrc32 = entry.crc32;
 
     // Every element must lie inside the storage.
     std::optional<int64_t> count = shapeElementCount(tensor.shape);
@@ -269,7 +278,67 @@ Result<PthFile> PthFile::open(const std::string &path) {
     result.byName.emplace(name, result.entries.size());
     result.entries.push_back(std::move(tensor));
   }
+  result.checks = std::make_shared<StorageChecks>(result.entries);
   return result;
+}
+
+/// Whether the CRC-32 of each storage was verified: one state per storage
+/// (by the offset of its bytes), 0 unchecked, 1 good, 2 damaged. Two threads
+/// may both compute a CRC the first time; they store the same outcome.
+struct PthFile::StorageChecks {
+  explicit StorageChecks(const std::vector<PthTensor> &tensors) {
+    for (const PthTensor &t : tensors)
+      slots.emplace(t.storageBegin, slots.size());
+    states.reset(new std::atomic<uint8_t>[slots.size()]());
+  }
+  std::unordered_map<uint64_t, size_t> slots;
+  std::unique_ptr<std::atomic<uint8_t>[]> states;
+};
+
+Status PthFile::checkStorage(const PthTensor &tensor) const {
+  std::atomic<uint8_t> &state =
+      checks->states[checks->slots.at(tensor.storageBegin)];
+  uint8_t known = state.load(std::memory_order_acquire);
+  if (known == 1)
+    return Status::success();
+  ZipEntry entry;
+  entry.name = prefix + "/data/" + tensor.storageKey;
+  entry.size = entry.compressedSize = tensor.storageBytes;
+  entry.dataOffset = tensor.storageBegin;
+  entry.crc32 = tensor.storageCrc32;
+  Status problem = checkZipEntryCrc(entry, file->data());
+  state.store(problem.ok() ? 1 : 2, std::memory_order_release);
+  if (problem.ok())
+    return problem;
+  return fileError(path(), "tensor " + quoteName(tensor.name) + ": " +
+                               problem.message());
+}
+
+/// Returns true if reading the tile of `t` of extent `sizes` at `offsets`
+/// reads every byte of its storage: the whole tensor, spanning the whole
+/// storage.
+static bool readsWholeStorage(const PthTensor &t,
+                              const std::vector<int64_t> &offsets,
+                              const std::vector<int64_t> &sizes) {
+  if (t.storageOffset != 0 || sizes != t.shape)
+    return false;
+  for (int64_t offset : offsets)
+    if (offset != 0)
+      return false;
+  // Elements in the tensor's span, and in the tensor (an expanded tensor
+  // reads fewer bytes than it has elements).
+  uint64_t span = 0;
+  if (t.numElements() > 0) {
+    int64_t last = 0;
+    for (size_t d = 0; d < t.shape.size(); ++d) {
+      if (t.stride[d] == 0 && t.shape[d] > 1)
+        return false;
+      last += (t.shape[d] - 1) * t.stride[d];
+    }
+    span = uint64_t(last + 1);
+  }
+  return span == uint64_t(t.numElements()) &&
+         span * dtypeSize(t.dtype) == t.storageBytes;
 }
 
 const PthTensor *PthFile::find(std::string_view name) const {
@@ -288,11 +357,15 @@ Result<HostTensor> PthFile::get(std::string_view name) const {
   if (!found)
     return found.error();
   const PthTensor &t = **found;
-  if (t.isContiguous())
+  if (t.isContiguous()) {
+    if (readsWholeStorage(t, std::vector<int64_t>(t.shape.size(), 0), t.shape))
+      if (Status problem = checkStorage(t); !problem.ok())
+        return problem.error();
     return HostTensor::view(t.dtype, t.shape,
                             file->data() + t.storageBegin +
                                 t.storageOffset * dtypeSize(t.dtype),
                             file);
+  }
   return readTile(name, std::vector<int64_t>(t.shape.size(), 0), t.shape);
 }
 
@@ -339,6 +412,9 @@ Status PthFile::readTileInto(std::string_view name,
                                  formatShape(outStrides) +
                                  " do not match the tile rank " +
                                  std::to_string(sizes.size()));
+  if (readsWholeStorage(t, offsets, sizes))
+    if (Status problem = checkStorage(t); !problem.ok())
+      return problem;
   const size_t elementSize = dtypeSize(t.dtype);
   const uint8_t *base =
       file->data() + t.storageBegin + t.storageOffset * elementSize;

@@ -3,6 +3,8 @@
 #include "tra/Runtime/Zip.h"
 #include "tra/Runtime/ByteOrder.h"
 
+#include <array>
+#include <cstdio>
 #include <optional>
 
 using namespace tra::rt;
@@ -19,6 +21,33 @@ constexpr size_t kZip64LocatorSize = 20;
 constexpr size_t kZip64EndSize = 56;
 constexpr size_t kCentralHeaderSize = 46;
 constexpr size_t kLocalHeaderSize = 30;
+
+/// The tables of slicing-by-8 CRC-32: tables[0] is the classic byte-wise
+/// table, tables[k][b] the CRC of byte b followed by k zero bytes.
+using CrcTables = std::array<std::array<uint32_t, 256>, 8>;
+
+constexpr CrcTables makeCrcTables() {
+  CrcTables tables{};
+  for (uint32_t b = 0; b < 256; ++b) {
+    uint32_t crc = b;
+    for (int bit = 0; bit < 8; ++bit)
+      crc = (crc >> 1) ^ (0xEDB88320u & (0u - (crc & 1)));
+    tables[0][b] = crc;
+  }
+  for (uint32_t b = 0; b < 256; ++b)
+    for (size_t k = 1; k < 8; ++k)
+      tables[k][b] =
+          (tables[k - 1][b] >> 8) ^ tables[0][tables[k - 1][b] & 0xff];
+  return tables;
+}
+
+constexpr CrcTables kCrcTables = makeCrcTables();
+
+std::string hex32(uint32_t value) {
+  char text[11];
+  std::snprintf(text, sizeof(text), "0x%08x", value);
+  return text;
+}
 
 } // namespace
 
@@ -97,6 +126,7 @@ Result<std::vector<ZipEntry>> tra::rt::readZipDirectory(const uint8_t *data,
     ZipEntry entry;
     entry.flags = readLE16(cursor + 8);
     entry.method = readLE16(cursor + 10);
+    entry.crc32 = readLE32(cursor + 16);
     entry.compressedSize = readLE32(cursor + 20);
     entry.size = readLE32(cursor + 24);
     size_t nameLength = readLE16(cursor + 28);
@@ -174,4 +204,30 @@ Status tra::rt::checkZipEntryStored(const ZipEntry &entry) {
     return Error{"zip entry " + quoteName(entry.name) +
                  " is stored with different compressed and uncompressed sizes"};
   return Status::success();
+}
+
+uint32_t tra::rt::zipCrc32(const uint8_t *data, uint64_t size, uint32_t crc) {
+  const CrcTables &t = kCrcTables;
+  crc = ~crc;
+  for (; size >= 8; data += 8, size -= 8) {
+    uint32_t low = crc ^ readLE32(data);
+    uint32_t high = readLE32(data + 4);
+    crc = t[7][low & 0xff] ^ t[6][(low >> 8) & 0xff] ^
+          t[5][(low >> 16) & 0xff] ^ t[4][low >> 24] ^ t[3][high & 0xff] ^
+          t[2][(high >> 8) & 0xff] ^ t[1][(high >> 16) & 0xff] ^
+          t[0][high >> 24];
+  }
+  for (; size > 0; ++data, --size)
+    crc = (crc >> 8) ^ t[0][(crc ^ *data) & 0xff];
+  return ~crc;
+}
+
+Status tra::rt::checkZipEntryCrc(const ZipEntry &entry,
+                                 const uint8_t *archive) {
+  uint32_t actual = zipCrc32(archive + entry.dataOffset, entry.size);
+  if (actual == entry.crc32)
+    return Status::success();
+  return Error{"zip entry " + quoteName(entry.name) + " is damaged: its " +
+               std::to_string(entry.size) + " bytes have CRC-32 " +
+               hex32(actual) + ", the archive records " + hex32(entry.crc32)};
 }

@@ -853,6 +853,12 @@ TEST(GgufLlamaTest, MissingMetadata) {
   TinyLlama huge;
   huge.replace = {{"llama.context_length", "4294967295"}};
   expectModelError(huge, {"'llama.context_length' is 4294967295, too large"});
+  // More layers than tensors is refused at once (fuzz-gguf timed out on a
+  // block count of 4194305, listing every layer's weights first).
+  TinyLlama layers;
+  layers.replace = {{"llama.block_count", "4194305"}};
+  expectModelError(layers, {"llama.block_count 4194305 is more layers than "
+                            "the file has tensors (20)"});
 }
 
 TEST(GgufLlamaTest, MissingTensors) {

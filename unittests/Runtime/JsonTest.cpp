@@ -167,6 +167,13 @@ TEST(JsonTest, SerializesAndRoundTrips) {
   EXPECT_EQ(JsonValue(std::nan("")).serialize(), "null");
   EXPECT_EQ(JsonValue(1e300).serialize(), "1e+300");
   EXPECT_EQ(parseOk(JsonValue(0.1 + 0.2).serialize()).getNumber(), 0.1 + 0.2);
+  // Negative zero stays a negative double (found by fuzz-json: "-0" read
+  // back as the integer 0, so serializing was not a fixed point).
+  EXPECT_EQ(JsonValue(-0.0).serialize(), "-0.0");
+  JsonValue negativeZero = parseOk(JsonValue(-0.0).serialize());
+  EXPECT_FALSE(negativeZero.isInteger());
+  EXPECT_TRUE(std::signbit(negativeZero.getNumber()));
+  EXPECT_EQ(negativeZero.serialize(), "-0.0");
 }
 
 } // namespace

@@ -495,6 +495,36 @@ TEST(MetaCheckpointTest, ParamsJson) {
             "p.json: 'norm_eps' must be a positive number, got 0");
   EXPECT_FALSE(parseMetaParams("[1]", "p.json").ok());
   EXPECT_FALSE(parseMetaParams("{", "p.json").ok());
+
+  // Sizes beyond 2^31 are refused: the FFN hidden size computed from them
+  // overflowed int64_t (found by fuzz-json).
+  Result<MetaModelArgs> huge = parseMetaParams(
+      R"({"dim": 4011111111111111196, "n_layers": 32, "n_heads": 31,
+          "vocab_size": -1})",
+      "p.json");
+  ASSERT_FALSE(huge.ok());
+  EXPECT_EQ(huge.message(),
+            "p.json: 'dim' is 4011111111111111196, more than 2^31");
+  Result<MetaModelArgs> vocab = parseMetaParams(
+      R"({"dim": 64, "n_layers": 1, "n_heads": 8,
+          "vocab_size": 9223372036854775807})",
+      "p.json");
+  ASSERT_FALSE(vocab.ok());
+  EXPECT_NE(vocab.message().find("more than 2^31"), std::string::npos);
+  Result<MetaModelArgs> multiplier = parseMetaParams(
+      R"({"dim": 64, "n_layers": 1, "n_heads": 8, "vocab_size": 3,
+          "ffn_dim_multiplier": 1e300})",
+      "p.json");
+  ASSERT_FALSE(multiplier.ok());
+  EXPECT_EQ(multiplier.message(),
+            "p.json: 'ffn_dim_multiplier' is 1e+300, more than 1024");
+  // The largest accepted values give a hidden size that fits.
+  Result<MetaModelArgs> largest = parseMetaParams(
+      R"({"dim": 2147483648, "n_layers": 1, "n_heads": 8, "vocab_size": 3,
+          "multiple_of": 2147483648, "ffn_dim_multiplier": 1024})",
+      "p.json");
+  ASSERT_TRUE(largest.ok()) << largest.message();
+  EXPECT_GT(largest->hiddenDim(), 0);
 }
 
 TEST(MetaCheckpointTest, SplitRule) {

@@ -177,6 +177,103 @@ dump(os.path.join(d, 'p5.pth'), t, pickle_protocol=5)
       << bad.message();
 }
 
+/// Flips one bit of the byte at `offset` of the file at `path`.
+void damageByte(const std::string &path, size_t offset) {
+  std::string bytes = readBytes(path);
+  ASSERT_LT(offset, bytes.size());
+  bytes[offset] ^= 0x10;
+  writeBytes(path, bytes);
+}
+
+TEST(PthTest, DamagedBytesFailTheCrcCheck) {
+  REQUIRE_TORCH();
+  TempDir dir;
+  CommandResult result = runPython(dir, R"(
+import torch
+torch.manual_seed(4)
+base = torch.randn(6, 8)
+torch.save({'w': torch.randn(16, 8).half(), 'v': torch.randn(5),
+            'base': base, 'row': base[2]}, os.path.join(d, 'ck.pth'))
+)");
+  ASSERT_EQ(result.exitCode, 0) << result.output;
+  const std::string path = dir.file("ck.pth");
+  Result<PthFile> good = PthFile::open(path);
+  ASSERT_TRUE(good.ok()) << good.message();
+  const uint64_t wBegin = good->find("w")->storageBegin;
+  const uint64_t baseBegin = good->find("base")->storageBegin;
+  for (const char *name : {"w", "v", "base"}) {
+    Result<HostTensor> whole = good->get(name);
+    EXPECT_TRUE(whole.ok()) << whole.message();
+  }
+
+  // A damaged element of 'w': opening reads none of its bytes, and tiles
+  // smaller than the tensor read only their elements; a read of all of it
+  // (get, or a whole tile) verifies the CRC-32 and fails naming the file,
+  // the tensor and the zip entry.
+  damageByte(path, wBegin + 2 * 8 * 2 + 3); // w[2][1]
+  Result<PthFile> file = PthFile::open(path);
+  ASSERT_TRUE(file.ok()) << file.message();
+  Result<HostTensor> tile = file->readTile("w", {4, 0}, {12, 8});
+  EXPECT_TRUE(tile.ok()) << tile.message();
+  const std::string expected = path + ": tensor 'w': zip entry 'ck/data/0' "
+                                      "is damaged: its 256 bytes have CRC-32 ";
+  for (int attempt = 0; attempt < 2; ++attempt) { // the outcome is kept
+    Result<HostTensor> got = file->get("w");
+    ASSERT_FALSE(got.ok());
+    EXPECT_EQ(got.message().rfind(expected, 0), 0u) << got.message();
+    EXPECT_NE(got.message().find(", the archive records 0x"), std::string::npos)
+        << got.message();
+    Result<HostTensor> whole = file->readTile("w", {0, 0}, {16, 8});
+    ASSERT_FALSE(whole.ok());
+    EXPECT_EQ(whole.message().rfind(expected, 0), 0u) << whole.message();
+  }
+  // Copies of the file share what was verified.
+  PthFile copy = *file;
+  EXPECT_FALSE(copy.get("w").ok());
+  Result<HostTensor> v = file->get("v");
+  EXPECT_TRUE(v.ok()) << v.message();
+
+  // A tensor viewing part of a storage is not verified by reading it; the
+  // tensor that spans the storage is.
+  damageByte(path, baseBegin + 4 * 8 * 4);
+  file = PthFile::open(path);
+  ASSERT_TRUE(file.ok()) << file.message();
+  EXPECT_TRUE(file->get("row").ok());
+  Result<HostTensor> base = file->get("base");
+  ASSERT_FALSE(base.ok());
+  EXPECT_NE(base.message().find("tensor 'base': zip entry 'ck/data/2' is "
+                                "damaged"),
+            std::string::npos)
+      << base.message();
+}
+
+TEST(PthTest, DamagedPickleFailsAtOpen) {
+  REQUIRE_TORCH();
+  TempDir dir;
+  CommandResult result = runPython(dir, R"(
+import torch
+path = os.path.join(d, 'ck.pth')
+torch.save({'weight': torch.randn(3)}, path)
+with zipfile.ZipFile(path) as z:
+    info = z.getinfo('ck/data.pkl')
+    data = open(path, 'rb').read()
+    # The local header's name and extra field lengths give the data's offset.
+    n, m = struct.unpack('<HH', data[info.header_offset + 26:info.header_offset + 30])
+    begin = info.header_offset + 30 + n + m
+    print(begin + data[begin:begin + info.file_size].index(b'weight'))
+)");
+  ASSERT_EQ(result.exitCode, 0) << result.output;
+  // 'weight' becomes 'geight': a valid pickle, but not the one saved.
+  damageByte(dir.file("ck.pth"), std::stoul(result.output));
+  Result<PthFile> file = PthFile::open(dir.file("ck.pth"));
+  ASSERT_FALSE(file.ok());
+  EXPECT_EQ(file.message().rfind(dir.file("ck.pth") +
+                                     ": zip entry 'ck/data.pkl' is damaged: ",
+                                 0),
+            0u)
+      << file.message();
+}
+
 TEST(PthTest, StateDictsParametersAndBuffers) {
   REQUIRE_TORCH();
   TempDir dir;

@@ -292,4 +292,47 @@ TEST(ZipTest, StoredEntriesOnly) {
   EXPECT_FALSE(checkZipEntryStored((*entries)[1]).ok());
 }
 
+TEST(ZipTest, Crc32) {
+  auto crc = [](const std::string &text, uint32_t start = 0) {
+    return zipCrc32(reinterpret_cast<const uint8_t *>(text.data()), text.size(),
+                    start);
+  };
+  // The check value of CRC-32/ISO-HDLC, and zlib.crc32 of a longer text.
+  EXPECT_EQ(crc(""), 0u);
+  EXPECT_EQ(crc("123456789"), 0xcbf43926u);
+  const std::string fox = "The quick brown fox jumps over the lazy dog";
+  EXPECT_EQ(crc(fox), 0x414fa339u);
+  // Continuing from the CRC of a prefix, at every split (odd lengths and
+  // alignments take the byte-wise tail).
+  for (size_t split = 0; split <= fox.size(); ++split)
+    EXPECT_EQ(crc(fox.substr(split), crc(fox.substr(0, split))), 0x414fa339u)
+        << split;
+}
+
+TEST(ZipTest, EntryCrcIsVerifiedWhenAsked) {
+  TestArchive archive = makeZip({{"archive/data/0", "123456789"}});
+  // The directory records the CRC-32 (makeZip writes 0; set it).
+  set32(archive.bytes, archive.directoryOffset + 16, 0xcbf43926);
+  Result<std::vector<ZipEntry>> entries =
+      readZipDirectory(archive.data(), archive.bytes.size());
+  ASSERT_TRUE(entries.ok()) << entries.message();
+  EXPECT_EQ((*entries)[0].crc32, 0xcbf43926u);
+  EXPECT_TRUE(checkZipEntryCrc((*entries)[0], archive.data()).ok());
+  // One damaged byte of the data: reading the directory does not notice,
+  // the CRC check does, naming the entry and both checksums.
+  archive.bytes[archive.dataOffsets[0] + 4] ^= 0x20;
+  entries = readZipDirectory(archive.data(), archive.bytes.size());
+  ASSERT_TRUE(entries.ok()) << entries.message();
+  Status damaged = checkZipEntryCrc((*entries)[0], archive.data());
+  ASSERT_FALSE(damaged.ok());
+  EXPECT_EQ(damaged.message().rfind("zip entry 'archive/data/0' is damaged: "
+                                    "its 9 bytes have CRC-32 0x",
+                                    0),
+            0u)
+      << damaged.message();
+  EXPECT_NE(damaged.message().find("the archive records 0xcbf43926"),
+            std::string::npos)
+      << damaged.message();
+}
+
 } // namespace

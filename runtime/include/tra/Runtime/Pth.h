@@ -29,10 +29,15 @@
 // a zero-copy view of the memory-mapped file for contiguous tensors, and
 // `readTile` copies exactly the elements of a tile for any layout.
 //
-// Opening checks the zip structure, the pickle, and that every tensor's
-// elements lie inside its storage, which must hold the bytes its numel says;
-// every message names the file, and the tensor when there is one. Entry CRCs
-// are not verified (that would read the whole file).
+// Opening checks the zip structure, the pickle (and its CRC-32), and that
+// every tensor's elements lie inside its storage, which must hold the bytes
+// its numel says; every message names the file, and the tensor when there is
+// one. A storage's bytes are not read at open: its CRC-32 is verified the
+// first time a read covers all of them (`get`, or a `readTile` of the whole
+// tensor, of a tensor that spans its whole storage), so a damaged file fails
+// with "tensor 'w': zip entry 'PREFIX/data/KEY' is damaged: ..." instead of
+// giving wrong values, while tile reads of large tensors read only their
+// tiles. A tensor that views only part of its storage is never verified.
 //
 //===----------------------------------------------------------------------===//
 
@@ -71,6 +76,8 @@ struct PthTensor {
   /// Byte offset of the storage's data in the file, and its length.
   uint64_t storageBegin = 0;
   uint64_t storageBytes = 0;
+  /// The CRC-32 the archive records for the storage's bytes.
+  uint32_t storageCrc32 = 0;
 
   /// Returns true if the elements are laid out densely in row-major order.
   bool isContiguous() const;
@@ -120,7 +127,12 @@ public:
 
 private:
   PthFile() = default;
+  /// Verifies the CRC-32 of `tensor`'s storage, once per storage (the
+  /// outcome is kept, also for copies of this PthFile).
+  Status checkStorage(const PthTensor &tensor) const;
 
+  struct StorageChecks;
+  std::shared_ptr<StorageChecks> checks;
   std::shared_ptr<const MappedFile> file;
   std::string prefix;
   std::vector<PthTensor> entries;
