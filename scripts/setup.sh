@@ -11,6 +11,7 @@ cd "$(dirname "$0")/.."
 PACKAGES=(
   cmake ninja-build git
   llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools clang-22
+  libclang-rt-22-dev
   libopenmpi-dev openmpi-bin libopenblas-dev libomp-22-dev
   libgtest-dev pybind11-dev python3-dev python3-numpy python3-torch python3-sentencepiece
   python3-pytest

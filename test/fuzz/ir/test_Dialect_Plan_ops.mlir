@@ -1,0 +1,62 @@
+// RUN: tra-opt %s | FileCheck %s
+// RUN: tra-opt %s --mlir-print-op-generic | tra-opt | FileCheck %s
+
+// CHECK-LABEL: func.func @moves
+func.func @moves(%x: tensor<16x64xf32>, %p: tensor<16x64xf32>) -> (tensor<16x64xf32>, tensor<16x64xf32>, tensor<16x64xf32>) {
+  // CHECK: tra_plan.repartition %{{.*}} from <[1, 8] on [0, 1, 2, 3, 4, 5, 6, 7]> to <[1, 1] on {{\[\[}}0, 1, 2, 3, 4, 5, 6, 7]]> : tensor<16x64xf32>
+  %r = tra_plan.repartition %x
+      from <[1, 8] on [0, 1, 2, 3, 4, 5, 6, 7]>
+      to <[1, 1] on [[0, 1, 2, 3, 4, 5, 6, 7]]> : tensor<16x64xf32>
+  // CHECK: tra_plan.all_reduce %{{.*}} from <[1, 1] partial sum on {{\[\[}}0, 1, 2, 3]]> to <[1, 1] on {{\[\[}}0, 1, 2, 3]]>
+  %a = tra_plan.all_reduce %p
+      from <[1, 1] partial sum on [[0, 1, 2, 3]]>
+      to <[1, 1] on [[0, 1, 2, 3]]> : tensor<16x64xf32>
+  // CHECK: tra_plan.reduce_scatter %{{.*}} dim 0 from <[1, 1] partial max on {{\[\[}}0, 1, 2, 3]]> to <[4, 1] on [0, 1, 2, 3]>
+  %s = tra_plan.reduce_scatter %p dim 0
+      from <[1, 1] partial max on [[0, 1, 2, 3]]>
+      to <[4, 1] on [0, 1, 2, 3]> : tensor<16x64xf32>
+  return %r, %a, %s : tensor<16x64xf32>, tensor<16x64xf32>, tensor<16x64xf32>
+}
+
+// Units: 52 heads of 128 elements in 8 tiles of 7, 7, 7, 7, 6, 6, 6, 6 heads.
+// CHECK-LABEL: func.func @uneven
+// CHECK-SAME: tra_plan.dist = #tra_plan.dist<[1, 8] unit [1, 128] on [0, 1, 2, 3, 4, 5, 6, 7]>
+func.func @uneven(%q: tensor<4x6656xf32> {tra_plan.dist = #tra_plan.dist<[1, 8] unit [1, 128] on [0, 1, 2, 3, 4, 5, 6, 7]>}) -> tensor<4x6656xf32> {
+  return %q : tensor<4x6656xf32>
+}
+
+// Plan attributes on a model-level operation and its function.
+// CHECK-LABEL: func.func @annotated
+// CHECK-SAME: tra_plan.hardware = "two-gpus", tra_plan.num_devices = 2 : i64
+// CHECK: tra.einsum
+// CHECK-SAME: tra_plan.operands = [#tra_plan.dist<[2, 1] on [0, 1]>, #tra_plan.dist<[1, 1] on {{\[\[}}0, 1]]>]
+// CHECK-SAME: tra_plan.results = [#tra_plan.dist<[2, 1] on [0, 1]>]
+// CHECK-SAME: tra_plan.split = #tra_plan.split<b = 2>
+func.func @annotated(%x: tensor<8x4xf32>, %w: tensor<4x4xf32>) -> tensor<8x4xf32>
+    attributes {tra_plan.hardware = "two-gpus", tra_plan.num_devices = 2 : i64} {
+  %y = tra.einsum "bd,de->be" mul (%x, %w) {
+      tra_plan.operands = [#tra_plan.dist<[2, 1] on [0, 1]>, #tra_plan.dist<[1, 1] on [[0, 1]]>],
+      tra_plan.results = [#tra_plan.dist<[2, 1] on [0, 1]>],
+      tra_plan.split = #tra_plan.split<b = 2>}
+      : (tensor<8x4xf32>, tensor<4x4xf32>) -> tensor<8x4xf32>
+  return %y : tensor<8x4xf32>
+}
+
+// Split attributes: replicas anywhere among the axes; nothing split.
+// CHECK-LABEL: func.func @splits
+// CHECK: tra_plan.split = #tra_plan.split<s = 2, replicas = 4>
+// CHECK: tra_plan.split = #tra_plan.split<replicas = 4, s = 2>
+// CHECK: tra_plan.split = #tra_plan.split<>
+func.func @splits(%x: tensor<8x4xf32>) -> (tensor<8x4xf32>, tensor<8x4xf32>, tensor<8x4xf32>) {
+  %a = tra.einsum "sd,sd->sd" add (%x, %x) {tra_plan.split = #tra_plan.split<s = 2, replicas = 4>} : (tensor<8x4xf32>, tensor<8x4xf32>) -> tensor<8x4xf32>
+  %b = tra.einsum "sd,sd->sd" add (%x, %x) {tra_plan.split = #tra_plan.split<replicas = 4, s = 2>} : (tensor<8x4xf32>, tensor<8x4xf32>) -> tensor<8x4xf32>
+  %c = tra.einsum "sd,sd->sd" add (%x, %x) {tra_plan.split = #tra_plan.split<>} : (tensor<8x4xf32>, tensor<8x4xf32>) -> tensor<8x4xf32>
+  return %a, %b, %c : tensor<8x4xf32>, tensor<8x4xf32>, tensor<8x4xf32>
+}
+
+// A 0-d tensor is one tile.
+// CHECK-LABEL: func.func @scalar
+// CHECK-SAME: #tra_plan.dist<[] on {{\[\[}}0, 1, 2]]>
+func.func @scalar(%p: tensor<i64> {tra_plan.dist = #tra_plan.dist<[] on [[0, 1, 2]]>}) -> tensor<i64> {
+  return %p : tensor<i64>
+}
