@@ -6,7 +6,9 @@
 // f32). A is widened once per product. One row of C (a decoding step) is a
 // fused kernel: each element of B is widened in registers as it is read
 // (F16C / AVX2 where the CPU has them), the rows of C split over the OpenMP
-// threads of the generated loops. Several rows widen B in panels of at most
+// threads of the generated loops. Several rows (a prefill chunk) go to the
+// runtime's packed GEMM (PackedGemm.h), which widens B while packing it,
+// where the CPU has AVX-512; elsewhere B is widened in panels of at most
 // kPanelElements elements (columns of C), each multiplied by tra_exec_sgemm
 // right after it is widened, while it is still in the cache. Either way B
 // is read from memory once, 2 bytes per element: a decoding step reads half
@@ -15,6 +17,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "tra/Exec/ABI.h"
+
+#include "PackedGemm.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -268,6 +272,14 @@ extern "C" void tra_exec_gemm_mixed(int64_t inputType, int64_t outputType,
       // One row of A (k elements) is dense whichever way it is stored.
       gemvRow(inputType, transB != 0, n, k, alpha, aWide.data(),
               b16 + i * strideB, ldb, beta, c32 + i * strideC);
+      continue;
+    }
+    if (tra::exec::packedGemmAvailable()) {
+      tra::exec::packedGemm(
+          inputType == TRA_EXEC_BF16 ? tra::exec::GemmBType::BF16
+                                     : tra::exec::GemmBType::F16,
+          transA != 0, transB != 0, m, n, k, alpha, aWide.data(), aCols,
+          b16 + i * strideB, ldb, beta, c32 + i * strideC, ldc);
       continue;
     }
     gemmPanels(inputType, transA != 0, transB != 0, m, n, k, alpha,
