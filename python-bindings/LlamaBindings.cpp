@@ -85,8 +85,8 @@ public:
           "(runtime/cuda); emulate_on_cpu=True runs its plan with CPU code");
 #endif
     }
-    bool keepSixteenBit =
-        weightDType == "checkpoint" || (weightDType == "auto" && cuda);
+    // "auto" is the checkpoint's, as tra-llama's --weight-dtype.
+    bool keepSixteenBit = weightDType != "f32";
     rt::Result<rt::LlamaCheckpoint> loaded =
         engine::loadCheckpoint(checkpoint, keepSixteenBit);
     if (!loaded)
@@ -266,8 +266,8 @@ void registerLlama(py::module_ &m) {
            "compile its decoding step for `hw` (\"local\" or a hardware "
            "file with one device: on a GPU its steps run there, unless "
            "emulate_on_cpu); cache_dir \"\" compiles without the library "
-           "cache; weight_dtype \"auto\" keeps 16-bit weights 16-bit on a "
-           "GPU, \"checkpoint\" everywhere, \"f32\" nowhere; prompts run "
+           "cache; weight_dtype \"auto\" and \"checkpoint\" keep 16-bit "
+           "weights 16-bit, \"f32\" widens them; prompts run "
            "in steps of prefill_chunk tokens (0: 128), one program "
            "compiled for every prompt length")
       .def_property_readonly("params", &Llama::params,

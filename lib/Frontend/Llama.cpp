@@ -111,7 +111,8 @@ static Type weightElementType(OpBuilder &b, ::tra::rt::DType dtype) {
 
 OwningOpRef<ModuleOp>
 mlir::tra::buildLlamaModule(MLIRContext *context, const LlamaParams &p,
-                            int64_t s, const LlamaWeightDTypes &weightDTypes) {
+                            int64_t s, const LlamaWeightDTypes &weightDTypes,
+                            bool lastRowLogits) {
   OpBuilder b(context);
   OwningOpRef<ModuleOp> module = createModelModule(context, b);
   Location loc = module->getLoc();
@@ -122,6 +123,11 @@ mlir::tra::buildLlamaModule(MLIRContext *context, const LlamaParams &p,
   ModelSignature sig;
   sig.add("tokens", RankedTensorType::get({s}, b.getI64Type()));
   sig.add("pos", RankedTensorType::get({}, b.getI64Type()));
+  // One row of logits: a one-token step has no other.
+  const bool oneRow = lastRowLogits && s > 1;
+  if (oneRow)
+    sig.add("logits_row", RankedTensorType::get({}, b.getI64Type()));
+  const unsigned tables = sig.types.size();
   sig.add("freqs_cos", m.f32({T, P}));
   sig.add("freqs_sin", m.f32({T, P}));
   auto cacheType = m.f32({T, p.nKvHeads, p.headDim()});
@@ -138,7 +144,7 @@ mlir::tra::buildLlamaModule(MLIRContext *context, const LlamaParams &p,
     sig.add(name, RankedTensorType::get(shape, elt));
   }
 
-  SmallVector<Type> resultTypes = {m.f32({s, V})};
+  SmallVector<Type> resultTypes = {m.f32({oneRow ? 1 : s, V})};
   SmallVector<std::string> resultNames = {"logits"};
   for (int64_t l = 0; l < p.nLayers; ++l) {
     for (const char *kind : {"k", "v"}) {
@@ -152,7 +158,9 @@ mlir::tra::buildLlamaModule(MLIRContext *context, const LlamaParams &p,
   Block *entry = &func.getBody().front();
   auto arg = [&](unsigned i) { return entry->getArgument(i); };
 
-  Value tokens = arg(0), pos = arg(1), fcos = arg(2), fsin = arg(3);
+  Value tokens = arg(0), pos = arg(1), fcos = arg(tables),
+        fsin = arg(tables + 1);
+  const unsigned firstCache = tables + 2;
   unsigned w = firstWeight;
   Value emb = arg(w++);
   Type embType = llvm::cast<RankedTensorType>(emb.getType()).getElementType();
@@ -177,15 +185,25 @@ mlir::tra::buildLlamaModule(MLIRContext *context, const LlamaParams &p,
   for (int64_t l = 0; l < p.nLayers; ++l) {
     LayerWeights lw = LayerWeights::take(entry, w);
     auto [out, kc, vc] =
-        buildLayer(m, p, s, x, pos, rot, arg(4 + 2 * l), arg(5 + 2 * l), lw);
+        buildLayer(m, p, s, x, pos, rot, arg(firstCache + 2 * l),
+                   arg(firstCache + 1 + 2 * l), lw);
     x = out;
     results.push_back(kc);
     results.push_back(vc);
   }
   Value norm = arg(w++);
   Value cls = p.sharedClassifier ? emb : arg(w++);
-  Value xn = rmsNorm(m, x, norm, "s", {s}, D, p.normEps);
-  results[0] = m.project("sd,vd->sv", xn, cls, {s, V});
+  int64_t rows = s;
+  if (oneRow) {
+    // The row `logits_row` of the last hidden state, as a one-row gather.
+    Value index =
+        m.map("->r", {arg(2)}, RankedTensorType::get({1}, b.getI64Type()),
+              [&](OpBuilder &, Location, ValueRange a) { return a[0]; });
+    x = GatherOp::create(b, loc, m.f32({1, D}), x, index);
+    rows = 1;
+  }
+  Value xn = rmsNorm(m, x, norm, "s", {rows}, D, p.normEps);
+  results[0] = m.project("sd,vd->sv", xn, cls, {rows, V});
   func::ReturnOp::create(b, loc, results);
   return module;
 }

@@ -14,14 +14,15 @@ using namespace mlir::tra;
 /// The verified model of one step.
 static llvm::Expected<OwningOpRef<ModuleOp>>
 buildStep(MLIRContext &context, const ::tra::rt::LlamaParams &params,
-          int64_t seq, const LlamaWeightDTypes &weightDTypes = {}) {
+          int64_t seq, const LlamaWeightDTypes &weightDTypes = {},
+          bool lastRowLogits = false) {
   if (seq < 1 || seq > params.maxSeqLen)
     return llvm::createStringError("a step of " + std::to_string(seq) +
                                    " tokens does not fit the KV cache of " +
                                    std::to_string(params.maxSeqLen) +
                                    " positions");
   OwningOpRef<ModuleOp> module =
-      buildLlamaModule(&context, params, seq, weightDTypes);
+      buildLlamaModule(&context, params, seq, weightDTypes, lastRowLogits);
   if (failed(verify(*module)))
     return llvm::createStringError(
         "internal error: the generated model does not verify");
@@ -38,14 +39,13 @@ static CodegenOptions stepOptions(int64_t threads, bool cuda = false) {
   return options;
 }
 
-llvm::Expected<CompiledProgram>
-mlir::tra::compileLlamaStep(MLIRContext &context,
-                            const ::tra::rt::LlamaParams &params, int64_t seq,
-                            int64_t threads, StringRef cacheDirectory,
-                            StringRef keyExtra, llvm::raw_ostream &notes,
-                            bool cuda, const LlamaWeightDTypes &weightDTypes) {
+llvm::Expected<CompiledProgram> mlir::tra::compileLlamaStep(
+    MLIRContext &context, const ::tra::rt::LlamaParams &params, int64_t seq,
+    int64_t threads, StringRef cacheDirectory, StringRef keyExtra,
+    llvm::raw_ostream &notes, bool cuda, const LlamaWeightDTypes &weightDTypes,
+    bool lastRowLogits) {
   llvm::Expected<OwningOpRef<ModuleOp>> module =
-      buildStep(context, params, seq, weightDTypes);
+      buildStep(context, params, seq, weightDTypes, lastRowLogits);
   if (!module)
     return module.takeError();
   return loadOrCompileProgram(**module, stepOptions(threads, cuda),
@@ -56,10 +56,10 @@ llvm::Expected<CachedLibrary> mlir::tra::compileLlamaDistributedStep(
     MLIRContext &context, const ::tra::rt::LlamaParams &params, int64_t seq,
     const ::tra::hw::HardwareDescription &hardware, int64_t threads,
     StringRef cacheDirectory, StringRef scratchDirectory,
-    llvm::raw_ostream &notes, bool cuda,
-    const LlamaWeightDTypes &weightDTypes) {
+    llvm::raw_ostream &notes, bool cuda, const LlamaWeightDTypes &weightDTypes,
+    bool lastRowLogits) {
   llvm::Expected<OwningOpRef<ModuleOp>> module =
-      buildStep(context, params, seq, weightDTypes);
+      buildStep(context, params, seq, weightDTypes, lastRowLogits);
   if (!module)
     return module.takeError();
   plan::PlanOptions planOptions;

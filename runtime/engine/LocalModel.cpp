@@ -172,20 +172,26 @@ rt::Status LocalModel::bind(Program &program) {
   const TraExecProgram &desc = program.library->program();
   const std::string &path = program.library->path();
   const int64_t seq = program.seq;
+  for (int64_t i = 0; i < desc.numInputs; ++i)
+    program.oneRow |= classifyStepInput(desc.inputs[i].name, p.nLayers).kind ==
+                      StepTensorKind::LogitsRow;
+  const int64_t rows = program.oneRow ? 1 : seq;
   program.tokens.assign(size_t(seq), 0);
-  program.logits.assign(size_t(seq * p.vocabSize), 0.0f);
+  program.logits.assign(size_t(rows * p.vocabSize), 0.0f);
   program.buffers.assign(size_t(desc.numInputs + desc.numOutputs), nullptr);
   if (accelerator) {
     rt::Result<void *> tokens =
         device.buffer(nullptr, program.tokens.size() * sizeof(int64_t));
     rt::Result<void *> position = device.buffer(nullptr, sizeof(int64_t));
+    rt::Result<void *> row = device.buffer(nullptr, sizeof(int64_t));
     rt::Result<void *> logits =
         device.buffer(nullptr, program.logits.size() * sizeof(float));
-    for (const rt::Result<void *> *buffer : {&tokens, &position, &logits})
+    for (const rt::Result<void *> *buffer : {&tokens, &position, &row, &logits})
       if (!*buffer)
         return rt::fileError(path, buffer->message());
     program.deviceTokens = *tokens;
     program.devicePos = *position;
+    program.deviceLogitsRow = *row;
     program.deviceLogits = *logits;
   }
   const std::vector<int64_t> caches = cacheShape(p), table = ropeTableShape(p);
@@ -202,6 +208,10 @@ rt::Status LocalModel::bind(Program &program) {
     case StepTensorKind::Position:
       status = expect(path, t, TRA_EXEC_I64, {});
       buffer = accelerator ? program.devicePos : &program.pos;
+      break;
+    case StepTensorKind::LogitsRow:
+      status = expect(path, t, TRA_EXEC_I64, {});
+      buffer = accelerator ? program.deviceLogitsRow : &program.logitsRow;
       break;
     case StepTensorKind::RopeCos:
     case StepTensorKind::RopeSin:
@@ -260,7 +270,7 @@ rt::Status LocalModel::bind(Program &program) {
     StepTensorRole role = classifyStepOutput(t.name, p.nLayers);
     rt::Status status;
     if (role.kind == StepTensorKind::Logits) {
-      status = expect(path, t, TRA_EXEC_F32, {seq, p.vocabSize});
+      status = expect(path, t, TRA_EXEC_F32, {rows, p.vocabSize});
       program.buffers[firstOutput + size_t(i)] =
           accelerator ? program.deviceLogits : program.logits.data();
     } else if (role.kind == StepTensorKind::Cache) {
@@ -329,10 +339,19 @@ rt::Status LocalModel::runProgram(Program &program,
             program.tokens.end(), 0);
   program.pos = chunk.pos;
   // Rows [firstRow, count) of the logits come back (none if firstRow is
-  // count).
+  // count); a one-row program computes the chunk's last row, at row 0.
   const size_t vocab = size_t(p.vocabSize);
-  const size_t first = size_t(firstRow) * vocab,
-               last = size_t(chunk.count) * vocab;
+  size_t first = size_t(firstRow) * vocab, last = size_t(chunk.count) * vocab;
+  if (program.oneRow) {
+    if (firstRow < chunk.count - 1)
+      return rt::fileError(program.library->path(),
+                           "this step program computes the logits of the "
+                           "last token only; every row was asked for (a "
+                           "program built without lastRowLogits gives them)");
+    program.logitsRow = chunk.count - 1;
+    first = firstRow == chunk.count ? vocab : 0;
+    last = vocab;
+  }
   if (accelerator) {
     for (auto [slot, index] : program.cacheInputs)
       program.buffers[slot] = deviceCaches[parity][size_t(index)];
@@ -345,6 +364,9 @@ rt::Status LocalModel::runProgram(Program &program,
     if (status)
       status = accelerator->copyToDevice(program.devicePos, &program.pos,
                                          sizeof(int64_t));
+    if (status && program.oneRow)
+      status = accelerator->copyToDevice(program.deviceLogitsRow,
+                                         &program.logitsRow, sizeof(int64_t));
     if (status) {
       // The step's checks ran on the host when its work was issued.
       status = program.library->run(program.buffers.data());

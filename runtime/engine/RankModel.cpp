@@ -126,6 +126,8 @@ rt::Status RankModel::bindLayouts(Step &step) {
       if (info.rank != 1 || info.dtype != TRA_EXEC_I64)
         return rt::fileError(path, "input 'tokens' is not i64[seq]");
       step.seq = info.shape[0];
+    } else if (role.kind == StepTensorKind::LogitsRow) {
+      step.oneRow = true;
     } else if (role.kind == StepTensorKind::Cache) {
       seenIn[size_t(role.cache)] = true;
       if (rt::Status s = set(step.cacheIn[size_t(role.cache)], i, false); !s)
@@ -199,6 +201,10 @@ rt::Status RankModel::bindBuffers(Step &step, int64_t threads) {
       break;
     case StepTensorKind::Position:
       step.posSlots.push_back(slot);
+      own(slot, rt::HostTensor::zeros(rt::DType::I64, {}));
+      break;
+    case StepTensorKind::LogitsRow:
+      step.rowSlots.push_back(slot);
       own(slot, rt::HostTensor::zeros(rt::DType::I64, {}));
       break;
     case StepTensorKind::RopeCos:
@@ -461,6 +467,19 @@ rt::Status RankModel::runStep(Step &program, const std::vector<int64_t> &tokens,
   }
   for (size_t slot : step->posSlots)
     *static_cast<int64_t *>(hostOf(slot)) = pos;
+  // A one-row program computes the chunk's last row, its logits' row 0.
+  int64_t rowsEnd = n;
+  if (step->oneRow) {
+    if (firstRow < n - 1)
+      return rt::fileError(step->library->path(),
+                           "this step program computes the logits of the "
+                           "last token only; every row was asked for (a "
+                           "program built without lastRowLogits gives them)");
+    firstRow -= n - 1;
+    rowsEnd = 1;
+  }
+  for (size_t slot : step->rowSlots)
+    *static_cast<int64_t *>(hostOf(slot)) = n - 1;
   auto onDevice = [&](const rt::Status &status) -> rt::Status {
     if (status)
       return status;
@@ -510,7 +529,7 @@ rt::Status RankModel::runStep(Step &program, const std::vector<int64_t> &tokens,
     if (rt::Status s = accelerator->synchronize(); !s)
       return onDevice(s);
   }
-  rt::Status gathered = gatherLogits(*step, firstRow, n, logits);
+  rt::Status gathered = gatherLogits(*step, firstRow, rowsEnd, logits);
   if (!checked)
     return rt::Error{"rank " + std::to_string(me) + ": " + checked.message()};
   return gathered;

@@ -38,6 +38,8 @@ StepTensorRole tra::engine::classifyStepInput(std::string_view name,
     return {StepTensorKind::Tokens};
   if (name == "pos")
     return {StepTensorKind::Position};
+  if (name == "logits_row")
+    return {StepTensorKind::LogitsRow};
   if (name == "freqs_cos")
     return {StepTensorKind::RopeCos};
   if (name == "freqs_sin")

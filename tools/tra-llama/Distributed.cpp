@@ -78,14 +78,15 @@ llvm::Error DistributedModel::init(const rt::LlamaParams &params,
   return llvm::Error::success();
 }
 
-llvm::Error DistributedModel::addProgram(MLIRContext &ctx, int64_t seq) {
+llvm::Error DistributedModel::addProgram(MLIRContext &ctx, int64_t seq,
+                                         bool lastRowLogits) {
   // Plan @forward for the hardware, as tra-compile --emit=plan does.
   auto start = std::chrono::steady_clock::now();
   std::string notes;
   llvm::raw_string_ostream notesStream(notes);
-  llvm::Expected<CachedLibrary> library =
-      compileLlamaDistributedStep(ctx, p, seq, *hw, threads, cacheDir,
-                                  scratchDir, notesStream, cuda, dtypes);
+  llvm::Expected<CachedLibrary> library = compileLlamaDistributedStep(
+      ctx, p, seq, *hw, threads, cacheDir, scratchDir, notesStream, cuda,
+      dtypes, lastRowLogits);
   for (llvm::StringRef line : llvm::split(llvm::StringRef(notes).rtrim(), '\n'))
     if (!line.empty())
       llvm::errs() << "tra-llama: " << line << "\n";

@@ -36,8 +36,10 @@ public:
   /// Whether the ranks run on GPUs.
   bool onGpus() const { return cuda; }
   /// Plans @forward over `seq` tokens per step for the hardware and finds
-  /// its library in the cache or compiles it.
-  llvm::Error addProgram(mlir::MLIRContext &ctx, int64_t seq);
+  /// its library in the cache or compiles it; with `lastRowLogits` the step
+  /// returns the logits of its last token only (buildLlamaModule).
+  llvm::Error addProgram(mlir::MLIRContext &ctx, int64_t seq,
+                         bool lastRowLogits = false);
   /// Runs the generation as one `mpirun -np N tra-llama-worker` job, the
   /// ranks reading their weight tiles from `checkpoint`; rank 0 prints what
   /// `config` asks for.

@@ -122,8 +122,18 @@ int mlir::tra::runReshard(const ReshardRequest &request) {
   func::registerInlinerExtension(registry);
   MLIRContext context(registry);
   context.loadAllAvailableDialects();
+  // Planned with the weights in the dtype they are written in, as
+  // `tra-llama run` reads them (16-bit stays 16-bit, --weight-dtype): the
+  // split matches the run's plan.
+  LlamaWeightDTypes weightDTypes;
+  for (const auto &[name, shape] : rt::llamaWeightShapes(params))
+    if (const rt::TensorInfo *info = source.find(name)) {
+      rt::DType written = dtype.value_or(info->dtype);
+      if (written == rt::DType::F16 || written == rt::DType::BF16)
+        weightDTypes[name] = written;
+    }
   OwningOpRef<ModuleOp> module =
-      buildLlamaModule(&context, params, request.seqLen);
+      buildLlamaModule(&context, params, request.seqLen, weightDTypes);
   if (failed(verify(*module)))
     return fail("internal error: the generated model does not verify");
   plan::PlanOptions planOptions;

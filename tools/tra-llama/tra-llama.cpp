@@ -116,6 +116,12 @@ static cl::opt<std::string> promptText("prompt",
 static cl::opt<std::string> outputPath("o", cl::desc("output file (emit)"),
                                        cl::init("-"),
                                        cl::cat(getToolCategory()));
+static cl::opt<bool> lastRowLogits(
+    "last-row-logits",
+    cl::desc("emit: the step returns the logits of one row, given by the "
+             "input `logits_row` (what `run` compiles unless --logits-out "
+             "asks for every row)"),
+    cl::cat(getToolCategory()));
 static cl::opt<int64_t> seqLen("seq", cl::desc("tokens per step (emit)"),
                                cl::init(1), cl::cat(getToolCategory()));
 static cl::opt<int64_t> steps("steps",
@@ -184,8 +190,8 @@ static cl::opt<WeightDType> weightDType(
     cl::init(WeightDType::Auto),
     cl::values(
         clEnumValN(WeightDType::Auto, "auto",
-                   "the checkpoint's on a GPU (16-bit weights stay 16-bit, "
-                   "multiplied in mixed precision), f32 on CPUs (default)"),
+                   "the checkpoint's (default): 16-bit weights stay 16-bit "
+                   "on GPUs and CPUs, multiplied in mixed precision"),
         clEnumValN(WeightDType::F32, "f32",
                    "f32: 16-bit weights are widened once, the whole model "
                    "computes in f32"),
@@ -251,12 +257,11 @@ static int fail(const llvm::Twine &message) {
   return 1;
 }
 
-/// Whether the model's programs read 16-bit weights 16-bit (--weight-dtype,
-/// or auto on a GPU).
-static bool keepSixteenBit(bool onGpu) {
-  return weightDType == WeightDType::Checkpoint ||
-         (weightDType == WeightDType::Auto && onGpu);
-}
+/// Whether the model's programs read 16-bit weights 16-bit (--weight-dtype).
+/// On a CPU too since the runtime's kernels widen them in registers (decode)
+/// or while packing (prefill): half the memory and the bytes per token of
+/// f32 copies, prefill as fast.
+static bool keepSixteenBit() { return weightDType != WeightDType::F32; }
 
 /// The weights that the model's programs read in a 16-bit checkpoint dtype
 /// (the checkpoint was loaded with keepSixteenBit).
@@ -288,8 +293,8 @@ static int emit(MLIRContext &ctx, const rt::LlamaCheckpoint &ckpt) {
   if (seqLen < 1 || seqLen > ckpt.params.maxSeqLen)
     return fail("--seq " + llvm::Twine(int64_t(seqLen)) + " must be in [1, " +
                 llvm::Twine(ckpt.params.maxSeqLen) + "]");
-  OwningOpRef<ModuleOp> module =
-      buildLlamaModule(&ctx, ckpt.params, seqLen, weightDTypesOf(ckpt));
+  OwningOpRef<ModuleOp> module = buildLlamaModule(
+      &ctx, ckpt.params, seqLen, weightDTypesOf(ckpt), lastRowLogits);
   if (failed(verify(*module)))
     return fail("internal error: the generated model does not verify");
   std::string error;
@@ -315,7 +320,8 @@ addCompiledProgram(MLIRContext &ctx, ::tra::engine::LocalModel &model,
   auto start = std::chrono::steady_clock::now();
   llvm::Expected<CompiledProgram> compiled =
       compileLlamaStep(ctx, model.params(), seq, threads, cacheDir, keyExtra,
-                       notesStream, cuda, weightDTypes);
+                       notesStream, cuda, weightDTypes,
+                       /*lastRowLogits=*/logitsOut.empty());
   double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
           .count();
@@ -480,11 +486,11 @@ static int runDistributed(MLIRContext &ctx,
   if (llvm::Error e = applyMaxSeqLen(p))
     return fail(llvm::toString(std::move(e)));
   // Every weight must be there with its shape before the ranks start; the
-  // ranks read 16-bit weights 16-bit on GPUs (--weight-dtype).
+  // ranks read 16-bit weights 16-bit (--weight-dtype).
   bool gpus = false;
   for (unsigned d = 0; d < hw.numDevices(); ++d)
     gpus |= hw.getDevice(d).kind == ::tra::hw::DeviceKind::GPU;
-  bool sixteenBit = keepSixteenBit(gpus && !emulateOnCpu);
+  bool sixteenBit = keepSixteenBit();
   // All ranks on this machine: its GPU driver is checked before anything
   // is compiled (with a hostfile the GPUs are the hosts', which the ranks
   // check).
@@ -543,7 +549,7 @@ static int runDistributed(MLIRContext &ctx,
       config.prefillChunk > 1)
     stepLengths.push_back(config.prefillChunk);
   for (int64_t seq : stepLengths)
-    if (llvm::Error e = model.addProgram(ctx, seq))
+    if (llvm::Error e = model.addProgram(ctx, seq, logitsOut.empty()))
       return fail(llvm::toString(std::move(e)));
   config.engine = "distributed";
   config.compileSeconds = model.compileSeconds;
@@ -755,7 +761,7 @@ int main(int argc, char **argv) {
                hw->getDevice(0).kind == ::tra::hw::DeviceKind::GPU &&
                !emulateOnCpu;
   rt::Result<rt::LlamaCheckpoint> ckpt =
-      engine::loadCheckpoint(checkpointPath, keepSixteenBit(onGpu));
+      engine::loadCheckpoint(checkpointPath, keepSixteenBit());
   if (!ckpt)
     return fail(ckpt.message());
   if (llvm::Error e = applyMaxSeqLen(ckpt->params))

@@ -13,6 +13,10 @@
 //                  + sum over t <= pos + i of k_cache_out[t, 0, 0]
 //                  + 100 * freqs_cos[pos + i][0]
 //
+// With FAKE_ONE_ROW the program takes `logits_row` (last input) and
+// returns that row only (logits [1, vocab]), as buildLlamaModule's
+// lastRowLogits programs do.
+//
 //===----------------------------------------------------------------------===//
 
 #include "tra/Exec/ABI.h"
@@ -40,7 +44,12 @@ const int64_t tokensShape[] = {kSeq};
 const int64_t tableShape[] = {kMaxSeq, 1};
 const int64_t cacheShape[] = {kMaxSeq, 1, 2};
 const int64_t embeddingShape[] = {kVocab, kDim};
-const int64_t logitsShape[] = {kSeq, kVocab};
+#ifdef FAKE_ONE_ROW
+constexpr int64_t kRows = 1, kInputs = 8;
+#else
+constexpr int64_t kRows = kSeq, kInputs = 7;
+#endif
+const int64_t logitsShape[] = {kRows, kVocab};
 
 const TraExecTensorInfo inputs[] = {
     {"tokens", TRA_EXEC_I64, 1, tokensShape},
@@ -53,6 +62,9 @@ const TraExecTensorInfo inputs[] = {
     {FAKE_WEIGHT_NAME, FAKE_WEIGHT_DTYPE, 2, embeddingShape},
 #else
     {"tok_embeddings.weight", FAKE_WEIGHT_DTYPE, 2, embeddingShape},
+#endif
+#ifdef FAKE_ONE_ROW
+    {"logits_row", TRA_EXEC_I64, 0, nullptr},
 #endif
 };
 const TraExecTensorInfo outputs[] = {
@@ -88,9 +100,12 @@ void run(void *const *buffers) {
   const float *kIn = static_cast<const float *>(buffers[4]);
   const float *vIn = static_cast<const float *>(buffers[5]);
   const void *embedding = buffers[6];
-  float *logits = static_cast<float *>(buffers[7]);
-  float *kOut = static_cast<float *>(buffers[8]);
-  float *vOut = static_cast<float *>(buffers[9]);
+  float *logits = static_cast<float *>(buffers[kInputs]);
+  float *kOut = static_cast<float *>(buffers[kInputs + 1]);
+  float *vOut = static_cast<float *>(buffers[kInputs + 2]);
+  int64_t firstRow = 0;
+  if (kRows == 1 && kSeq > 1)
+    firstRow = *static_cast<const int64_t *>(buffers[7]);
   const size_t cacheBytes = sizeof(float) * kMaxSeq * 2;
   std::memcpy(kOut, kIn, cacheBytes);
   std::memcpy(vOut, vIn, cacheBytes);
@@ -98,12 +113,12 @@ void run(void *const *buffers) {
     kOut[(pos + i) * 2] = float(tokens[i]);
     vOut[(pos + i) * 2 + 1] = float(pos + i);
   }
-  for (int64_t i = 0; i < kSeq; ++i) {
+  for (int64_t i = firstRow; i < firstRow + kRows; ++i) {
     float sum = 0;
     for (int64_t t = 0; t <= pos + i; ++t)
       sum += kOut[t * 2];
     for (int64_t j = 0; j < kVocab; ++j)
-      logits[i * kVocab + j] =
+      logits[(i - firstRow) * kVocab + j] =
           embeddingAt(embedding, j * kDim) + sum + 100.0f * cosTable[pos + i];
   }
 }
@@ -111,7 +126,7 @@ void run(void *const *buffers) {
 
 extern "C" {
 const TraExecProgram tra_exec_program = {
-    TRA_EXEC_ABI_VERSION,   "forward", 7, inputs, 3, outputs, run,
+    TRA_EXEC_ABI_VERSION,   "forward", kInputs, inputs, 3, outputs, run,
     /*numThreads=*/1,
     /*numOps=*/0,           nullptr,
     /*numRanks=*/0,         nullptr,

@@ -75,6 +75,27 @@ TEST(LocalModelGpu, OnlyTheLastRowComesBackForTheSampler) {
     EXPECT_NEAR(logits[j], expectedLogit(j, 6, 2), 1e-4);
 }
 
+TEST(LocalModelGpu, AOneRowProgramReadsItsRowFromTheDevice) {
+  // The row (`logits_row`) goes to the device with the tokens: 2 tokens in
+  // a padded 3-token chunk give the second token's logits.
+  rt::LlamaCheckpoint ckpt = tinyCheckpoint();
+  LocalModel model(ckpt, 1, &cuda::getAccelerator());
+  model.allRows = false;
+  rt::Status added = model.addProgram(openStep(TRA_FAKE_GPU_STEP_SEQ3_ONE_ROW));
+  ASSERT_TRUE(added.ok()) << added.message();
+  std::vector<int64_t> tokens = {1, 2, 3};
+  std::vector<double> logits;
+  for (int64_t n : {3, 2}) {
+    model.resetCaches();
+    rt::Status step = model.step(tokens, 0, n, logits);
+    ASSERT_TRUE(step.ok()) << step.message();
+    ASSERT_EQ(logits.size(), 5u);
+    double sum = n == 3 ? 6 : 3;
+    for (int j = 0; j < 5; ++j)
+      EXPECT_NEAR(logits[j], expectedLogit(j, sum, n - 1), 1e-4) << n;
+  }
+}
+
 TEST(LocalModelGpu, SixteenBitWeightsStaySixteenBitOnTheDevice) {
   rt::LlamaCheckpoint ckpt = tinyCheckpoint(rt::DType::BF16);
   const rt::HostTensor &embedding = ckpt.weights[0].second;

@@ -105,6 +105,47 @@ TEST(LocalModel, AStepOfAnyLengthRunsInChunks) {
     EXPECT_NEAR(last[size_t(j)], reference[size_t(4 * 5 + j)], 1e-4);
 }
 
+TEST(LocalModel, AOneRowProgramGivesTheLastRealRow) {
+  // A program that computes one row of logits (`logits_row`): the engine
+  // asks for the chunk's last real token, also in a padded chunk, and
+  // refuses to give every row.
+  rt::LlamaCheckpoint ckpt = tinyCheckpoint();
+  std::vector<int64_t> tokens = {1, 2, 3, 4, 2, 1, 3, 2};
+  LocalModel full(ckpt, 1);
+  ASSERT_TRUE(full.addProgram(openStep(TRA_FAKE_STEP_SEQ3)).ok());
+  ASSERT_TRUE(full.addProgram(openStep(TRA_FAKE_STEP_SEQ1)).ok());
+  LocalModel oneRow(ckpt, 1);
+  ASSERT_TRUE(oneRow.addProgram(openStep(TRA_FAKE_STEP_SEQ3_ONE_ROW)).ok());
+  ASSERT_TRUE(oneRow.addProgram(openStep(TRA_FAKE_STEP_SEQ1)).ok());
+  full.allRows = oneRow.allRows = false;
+  // 7 tokens: 3 + 3 + 1; 5 tokens: 3 + a padded 3; 2 tokens: a padded 3.
+  for (int64_t n : {7, 5, 2, 3}) {
+    full.resetCaches();
+    oneRow.resetCaches();
+    std::vector<double> expected, got;
+    ASSERT_TRUE(full.step(tokens, 0, n, expected).ok()) << n;
+    ASSERT_TRUE(oneRow.step(tokens, 0, n, got).ok()) << n;
+    ASSERT_EQ(got.size(), 5u) << n;
+    for (size_t j = 0; j < 5; ++j)
+      EXPECT_NEAR(got[j], expected[j], 1e-6) << n << " word " << j;
+    // Decoding goes on from the caches the one-row chunks wrote.
+    ASSERT_TRUE(full.step(tokens, n, 1, expected).ok());
+    ASSERT_TRUE(oneRow.step(tokens, n, 1, got).ok());
+    for (size_t j = 0; j < 5; ++j)
+      EXPECT_NEAR(got[j], expected[j], 1e-6) << n << " decode word " << j;
+  }
+  oneRow.resetCaches();
+  oneRow.allRows = true;
+  std::vector<double> logits;
+  rt::Status status = oneRow.step(tokens, 0, 3, logits);
+  ASSERT_FALSE(status.ok());
+  EXPECT_NE(status.message().find("logits of the last token only"),
+            std::string::npos)
+      << status.message();
+  // One-token steps have one row anyway.
+  EXPECT_TRUE(oneRow.step(tokens, 0, 1, logits).ok());
+}
+
 TEST(LocalModel, SixteenBitWeightsAreConverted) {
   // 0.5 * j is exact in bf16: the same logits as from f32 weights.
   rt::LlamaCheckpoint ckpt = tinyCheckpoint(rt::DType::BF16);

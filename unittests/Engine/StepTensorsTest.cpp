@@ -9,6 +9,7 @@ using namespace tra::engine;
 TEST(StepTensors, Inputs) {
   EXPECT_EQ(classifyStepInput("tokens", 2).kind, StepTensorKind::Tokens);
   EXPECT_EQ(classifyStepInput("pos", 2).kind, StepTensorKind::Position);
+  EXPECT_EQ(classifyStepInput("logits_row", 2).kind, StepTensorKind::LogitsRow);
   EXPECT_EQ(classifyStepInput("freqs_cos", 2).kind, StepTensorKind::RopeCos);
   EXPECT_EQ(classifyStepInput("freqs_sin", 2).kind, StepTensorKind::RopeSin);
   StepTensorRole k1 = classifyStepInput("layers.1.k_cache", 2);

@@ -33,6 +33,14 @@ namespace tra {
 ///
 /// Every argument and result carries its name in `tra.name`.
 ///
+/// With `lastRowLogits` (and seqLen > 1) the step computes the logits of
+/// one row only, the one a generator samples from: @forward takes
+/// `logits_row: tensor<i64>` after `pos` (the row, 0 <= row < seqLen: the
+/// last real token of a padded prefill chunk) and returns
+/// `logits: tensor<1 x V x f32>`. The classifier is the largest single
+/// product of a small model (V x D per row): a 128-token prefill chunk
+/// multiplies it once instead of 128 times.
+///
 /// `weightDTypes` gives a weight's element type by name: f32 (also for a
 /// name it does not hold), f16 or bf16. A 16-bit weight stays 16-bit: a
 /// projection by it rounds its activations to the weight's type and
@@ -43,7 +51,8 @@ namespace tra {
 using LlamaWeightDTypes = std::map<std::string, ::tra::rt::DType>;
 OwningOpRef<ModuleOp>
 buildLlamaModule(MLIRContext *context, const ::tra::rt::LlamaParams &params,
-                 int64_t seqLen, const LlamaWeightDTypes &weightDTypes = {});
+                 int64_t seqLen, const LlamaWeightDTypes &weightDTypes = {},
+                 bool lastRowLogits = false);
 
 } // namespace tra
 } // namespace mlir

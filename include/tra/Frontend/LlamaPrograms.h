@@ -29,12 +29,14 @@ namespace tra {
 /// `cacheDirectory`, none if empty; `keyExtra`, e.g. the hardware
 /// description, is part of the cache key). Cache notes go to `notes`. With
 /// `cuda` the step is a GPU program (for a LocalModel with an accelerator).
-/// `weightDTypes` are the weights' element types (buildLlamaModule).
+/// `weightDTypes` are the weights' element types; with `lastRowLogits` the
+/// step returns the logits of one row (buildLlamaModule).
 llvm::Expected<CompiledProgram>
 compileLlamaStep(MLIRContext &context, const ::tra::rt::LlamaParams &params,
                  int64_t seq, int64_t threads, StringRef cacheDirectory,
                  StringRef keyExtra, llvm::raw_ostream &notes,
-                 bool cuda = false, const LlamaWeightDTypes &weightDTypes = {});
+                 bool cuda = false, const LlamaWeightDTypes &weightDTypes = {},
+                 bool lastRowLogits = false);
 
 /// Builds @forward of `params` over `seq` tokens per step, plans it for
 /// `hardware` with the planning pipeline (plan::planModule) and finds its
@@ -42,13 +44,14 @@ compileLlamaStep(MLIRContext &context, const ::tra::rt::LlamaParams &params,
 /// `scratchDirectory` without a usable cache; see
 /// findOrCompileDistributedLibrary). Every rank runs `threads` threads. With
 /// `cuda` every rank is a GPU program (one GPU each, moves through NCCL).
-/// `weightDTypes` are the weights' element types (buildLlamaModule).
+/// `weightDTypes` are the weights' element types; with `lastRowLogits` the
+/// step returns the logits of one row (buildLlamaModule).
 llvm::Expected<CachedLibrary> compileLlamaDistributedStep(
     MLIRContext &context, const ::tra::rt::LlamaParams &params, int64_t seq,
     const ::tra::hw::HardwareDescription &hardware, int64_t threads,
     StringRef cacheDirectory, StringRef scratchDirectory,
     llvm::raw_ostream &notes, bool cuda = false,
-    const LlamaWeightDTypes &weightDTypes = {});
+    const LlamaWeightDTypes &weightDTypes = {}, bool lastRowLogits = false);
 
 /// Builds the training loss of `params` over `batch` sequences of `seq`
 /// tokens (buildLlamaTrainingModule), its whole training step with

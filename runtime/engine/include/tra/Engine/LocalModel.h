@@ -75,7 +75,9 @@ public:
   void resetCaches();
 
   const rt::LlamaParams &params() const { return p; }
-  /// step() returns every row of logits (else the last one only).
+  /// step() returns every row of logits (else the last one only). Programs
+  /// that compute the last row only (buildLlamaModule's lastRowLogits)
+  /// cannot give every row: step() fails with allRows.
   bool allRows = true;
 
 private:
@@ -84,9 +86,15 @@ private:
     std::unique_ptr<exec::ProgramLibrary> library;
     std::vector<int64_t> tokens;
     int64_t pos = 0;
+    /// A one-row program (input `logits_row`) returns the logits of the
+    /// row `logitsRow` only.
+    bool oneRow = false;
+    int64_t logitsRow = 0;
     std::vector<float> logits;
-    /// GPU programs: the device copies of `tokens`, `pos` and `logits`.
-    void *deviceTokens = nullptr, *devicePos = nullptr, *deviceLogits = nullptr;
+    /// GPU programs: the device copies of `tokens`, `pos`, `logitsRow` and
+    /// `logits`.
+    void *deviceTokens = nullptr, *devicePos = nullptr,
+         *deviceLogitsRow = nullptr, *deviceLogits = nullptr;
     std::vector<void *> buffers;
     /// (buffer slot, cache index 2 * layer + (k ? 0 : 1)).
     std::vector<std::pair<size_t, int64_t>> cacheInputs, cacheOutputs;

@@ -104,6 +104,10 @@ private:
     /// The tokens tile (slot, its box in the [seq] tokens).
     std::optional<std::pair<size_t, Box>> tokens;
     std::vector<size_t> posSlots;
+    /// A one-row program (input `logits_row`): its slots, set to the
+    /// chunk's last row; the logits are that row only.
+    std::vector<size_t> rowSlots;
+    bool oneRow = false;
     /// KV caches: per cache, the layouts of the input and output tiles and
     /// this rank's slots (if it holds a tile).
     std::vector<Layout> cacheIn, cacheOut;

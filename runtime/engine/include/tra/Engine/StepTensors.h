@@ -32,6 +32,8 @@ namespace tra::engine {
 enum class StepTensorKind {
   Tokens,
   Position,
+  /// The row whose logits a one-row step returns (`logits_row`).
+  LogitsRow,
   RopeCos,
   RopeSin,
   /// A KV cache; `cache` is its index (2 * layer, + 1 for values).
