@@ -1,29 +1,35 @@
 //===- Blas.cpp - BLAS entry points of compiled code ----------------------===//
 //
 // `tra_exec_sgemm` (declared in tra/Exec/ABI.h) loops over a batch of
-// matrix products and calls cblas_sgemm for each. Without OpenBLAS it falls
-// back to a plain loop nest, so that programs still run (slowly).
+// matrix products. Where the CPU has AVX-512 and the program has OpenMP
+// threads, the products big enough for threads run on those threads, the
+// one pool of the program (the generated loops use it too): one row of C
+// (a decoding step's matrix-vector products) through gemvRow (Gemv.h), more
+// rows through the runtime's packed GEMM (PackedGemm.h); the small ones go
+// to OpenBLAS on the calling thread, whose own threads then never run.
+// Elsewhere OpenBLAS takes every product (sgemv for one row), on its
+// threads for products of at least kMinThreadedFlops multiply-adds (a
+// 128 x 64 x 64 product split over two costs more to wake the second
+// thread than it saves). Without OpenBLAS a plain loop nest runs them.
 //
-// Products of fewer than kMinThreadedFlops multiply-adds run on one thread:
-// OpenBLAS would split a 128 x 64 x 64 product over two, and waking the
-// second thread costs more than it saves (the stories260K prefill step: 2.33
-// ms on two threads with OpenBLAS choosing, 2.02 ms with these products on
-// one, 2.07 ms on one thread altogether).
-//
-// `tra_exec_set_num_threads` sets the threads of both BLAS and the OpenMP
-// loops of generated code. The two never run at the same time (BLAS calls
-// are outside parallel regions), so each may use all of them, provided the
-// OpenMP threads do not keep spinning after a parallel region while BLAS
-// runs: their block time is set to 0 (they sleep as soon as a region ends)
-// unless KMP_BLOCKTIME says otherwise.
+// `tra_exec_set_num_threads` sets the threads of the pool (and OpenBLAS's
+// where it has them). With OpenBLAS threads beside the pool, the pool's
+// threads sleep as soon as a parallel region ends (block time 0), so that
+// they never spin while OpenBLAS works; with one pool they spin briefly
+// (kPoolBlockTimeMs) between the regions of a step instead of going
+// through the kernel's scheduler each time. KMP_BLOCKTIME overrides both.
 //
 //===----------------------------------------------------------------------===//
 
 #include "tra/Exec/ABI.h"
 
+#include "Gemv.h"
+#include "PackedGemm.h"
+
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
+#include <vector>
 
 #ifdef TRA_EXEC_HAVE_OPENBLAS
 #include <cblas.h>
@@ -39,10 +45,32 @@ namespace {
 /// The thread count of the last tra_exec_set_num_threads.
 int gThreads = 1;
 
-#ifdef TRA_EXEC_HAVE_OPENBLAS
-/// Smaller products (m * n * k) run on one BLAS thread.
+#if defined(TRA_EXEC_HAVE_OPENBLAS) || defined(TRA_EXEC_HAVE_OPENMP)
+/// Smaller products (m * n * k) run on one thread.
 constexpr int64_t kMinThreadedFlops = int64_t(1) << 22;
+#endif
+
+#if defined(TRA_EXEC_HAVE_OPENMP)
+/// One-row products with fewer elements of B stay on OpenBLAS (on the
+/// calling thread) in the one-pool mode: attention's small products.
+constexpr int64_t kMinOwnGemvElements = int64_t(1) << 16;
+#endif
+
+/// How long (ms) the pool's threads spin after a parallel region when it
+/// is the only pool.
+constexpr int kPoolBlockTimeMs = 1;
+
+/// Whether the large products run on the OpenMP pool (AVX-512 kernels and
+/// OpenMP present), OpenBLAS keeping one thread.
+bool onePool() {
+#if defined(TRA_EXEC_HAVE_OPENMP)
+  return tra::exec::packedGemmAvailable();
 #else
+  return false;
+#endif
+}
+
+#ifndef TRA_EXEC_HAVE_OPENBLAS
 /// Returns element (i, j) of a row-major matrix read as stored or transposed.
 inline float element(const float *m, int64_t ld, bool trans, int64_t i,
                      int64_t j) {
@@ -54,6 +82,26 @@ inline float element(const float *m, int64_t ld, bool trans, int64_t i,
 void gemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
           float alpha, const float *a, int64_t lda, const float *b, int64_t ldb,
           float beta, float *c, int64_t ldc) {
+#if defined(TRA_EXEC_HAVE_OPENMP)
+  // (GPU programs' host code links this file without the kernels.)
+  if (onePool() && m == 1 && n * k >= kMinOwnGemvElements) {
+    // One row of A is k elements, strided by lda when A is transposed.
+    static thread_local std::vector<float> row;
+    if (transA && lda != 1) {
+      row.resize(size_t(k));
+      for (int64_t p = 0; p < k; ++p)
+        row[size_t(p)] = a[p * lda];
+      a = row.data();
+    }
+    tra::exec::gemvRow(TRA_EXEC_F32, transB, n, k, alpha, a, b, ldb, beta, c);
+    return;
+  }
+  if (onePool() && m > 1 && m * n * k >= kMinThreadedFlops) {
+    tra::exec::packedGemm(tra::exec::GemmBType::F32, transA, transB, m, n, k,
+                          alpha, a, lda, b, ldb, beta, c, ldc);
+    return;
+  }
+#endif
 #ifdef TRA_EXEC_HAVE_OPENBLAS
   // One row of C (a decoding step's matrix-vector products): cblas_sgemm
   // would pack all of B for one row; sgemv reads B once, as stored.
@@ -72,8 +120,8 @@ void gemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
     return;
   }
   // Setting the thread count only changes how many of OpenBLAS's existing
-  // threads the next call uses.
-  bool serial = gThreads > 1 && m * n * k < kMinThreadedFlops;
+  // threads the next call uses (always one beside the pool).
+  bool serial = gThreads > 1 && !onePool() && m * n * k < kMinThreadedFlops;
   if (serial)
     openblas_set_num_threads(1);
   cblas_sgemm(CblasRowMajor, transA ? CblasTrans : CblasNoTrans,
@@ -112,10 +160,10 @@ extern "C" void tra_exec_set_num_threads(int64_t threads) {
   int count = static_cast<int>(std::max<int64_t>(1, threads));
   gThreads = count;
 #ifdef TRA_EXEC_HAVE_OPENBLAS
-  openblas_set_num_threads(count);
+  openblas_set_num_threads(onePool() ? 1 : count);
 #endif
   if (omp_set_num_threads)
     omp_set_num_threads(count);
   if (kmp_set_blocktime && !std::getenv("KMP_BLOCKTIME"))
-    kmp_set_blocktime(0);
+    kmp_set_blocktime(onePool() ? kPoolBlockTimeMs : 0);
 }

@@ -18,6 +18,8 @@
 
 #include "PackedGemm.h"
 
+#include "Half.h"
+
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
@@ -41,7 +43,7 @@ constexpr int64_t kMR = 8, kNR = 32, kKC = 256, kMC = 128, kMaxNC = 512;
 /// Products with fewer multiply-adds run on the calling thread.
 constexpr int64_t kMinThreadedWork = int64_t(1) << 22;
 
-#define TRA_AVX512 __attribute__((target("avx512f,f16c,fma")))
+#define TRA_AVX512 TRA_EXEC_AVX512
 
 /// A 64-byte aligned scratch buffer of floats, grown on demand.
 struct Scratch {
@@ -62,31 +64,21 @@ struct Scratch {
   }
 };
 
+/// The ABI element type of B's type.
+template <GemmBType T> constexpr int abiType() {
+  return T == GemmBType::F32   ? TRA_EXEC_F32
+         : T == GemmBType::F16 ? TRA_EXEC_F16
+                               : TRA_EXEC_BF16;
+}
+
 /// Sixteen consecutive elements of B as f32.
 template <GemmBType T> TRA_AVX512 inline __m512 load16(const void *p) {
-  if constexpr (T == GemmBType::F32) {
-    return _mm512_loadu_ps(p);
-  } else if constexpr (T == GemmBType::F16) {
-    return _mm512_cvtph_ps(_mm256_loadu_si256(static_cast<const __m256i *>(p)));
-  } else {
-    __m512i wide = _mm512_cvtepu16_epi32(
-        _mm256_loadu_si256(static_cast<const __m256i *>(p)));
-    return _mm512_castsi512_ps(_mm512_slli_epi32(wide, 16));
-  }
+  return load16AsFloat<abiType<T>()>(p);
 }
 
 /// Element `i` of B as f32 (edges).
-template <GemmBType T> TRA_AVX512 inline float load1(const void *p, int64_t i) {
-  if constexpr (T == GemmBType::F32) {
-    return static_cast<const float *>(p)[i];
-  } else if constexpr (T == GemmBType::F16) {
-    return _cvtsh_ss(static_cast<const uint16_t *>(p)[i]);
-  } else {
-    uint32_t bits = uint32_t(static_cast<const uint16_t *>(p)[i]) << 16;
-    float f;
-    std::memcpy(&f, &bits, sizeof f);
-    return f;
-  }
+template <GemmBType T> inline float load1(const void *p, int64_t i) {
+  return elementAsFloat(abiType<T>(), p, i);
 }
 
 template <GemmBType T> constexpr int64_t elementBytes() {
@@ -171,9 +163,11 @@ TRA_AVX512 void packB(bool transB, const void *b, int64_t ldb, int64_t p0,
   }
 }
 
-/// Packs op(A)[i0 .. i0+mc, p0 .. p0+kc) into slivers of kMR rows.
-void packA(bool transA, const float *a, int64_t lda, int64_t i0, int64_t mc,
-           int64_t p0, int64_t kc, float *pa) {
+/// Packs op(A)[i0 .. i0+mc, p0 .. p0+kc) into slivers of kMR rows (full
+/// slivers of a row-major A through 16 x 16 register transposes, 16
+/// columns of k at a time).
+TRA_AVX512 void packA(bool transA, const float *a, int64_t lda, int64_t i0,
+                      int64_t mc, int64_t p0, int64_t kc, float *pa) {
   for (int64_t is = 0; is < mc; is += kMR) {
     float *dst = pa + is * kc;
     const int64_t rows = std::min(kMR, mc - is);
@@ -186,6 +180,21 @@ void packA(bool transA, const float *a, int64_t lda, int64_t i0, int64_t mc,
       }
       continue;
     }
+    int64_t done = 0;
+    if (rows == kMR) {
+      static_assert(kMR == 8, "the transpose packs slivers of 8 rows");
+      for (; done + 16 <= kc; done += 16) {
+        __m512 r[16];
+        for (int64_t i = 0; i < 8; ++i) {
+          r[i] = _mm512_loadu_ps(a + (i0 + is + i) * lda + p0 + done);
+          r[8 + i] = _mm512_setzero_ps();
+        }
+        transpose16(r);
+        for (int64_t i = 0; i < 16; ++i)
+          _mm256_storeu_ps(dst + (done + i) * kMR,
+                           _mm512_castps512_ps256(r[i]));
+      }
+    }
     for (int64_t r = 0; r < kMR; ++r) {
       if (r >= rows) {
         for (int64_t p = 0; p < kc; ++p)
@@ -193,7 +202,7 @@ void packA(bool transA, const float *a, int64_t lda, int64_t i0, int64_t mc,
         continue;
       }
       const float *src = a + (i0 + is + r) * lda + p0;
-      for (int64_t p = 0; p < kc; ++p)
+      for (int64_t p = done; p < kc; ++p)
         dst[p * kMR + r] = src[p];
     }
   }

@@ -96,7 +96,32 @@ INSTANTIATE_TEST_SUITE_P(
                       GemmCase{1, 7, 5, 3, true, true, 2, 3, 4, 1.0f},
                       GemmCase{3, 8, 4, 16, false, false, 1, 0, 2, 0.0f},
                       GemmCase{4, 1, 9, 6, false, true, 0, 0, 0, 0.5f},
-                      GemmCase{2, 5, 1, 7, true, false, 0, 1, 0, 0.0f}));
+                      GemmCase{2, 5, 1, 7, true, false, 0, 1, 0, 0.0f},
+                      // Large enough for the one pool (AVX-512 + OpenMP):
+                      // one row through gemvRow (A strided when
+                      // transposed), several through the packed GEMM.
+                      GemmCase{1, 1, 300, 260, false, true, 0, 2, 0, 0.0f},
+                      GemmCase{2, 1, 300, 260, true, false, 3, 0, 0, 1.0f},
+                      GemmCase{1, 130, 200, 170, false, true, 1, 2, 3, 0.0f},
+                      GemmCase{2, 130, 200, 170, true, false, 0, 0, 0, 0.5f}));
+
+/// The same products on two threads (the pool's threaded paths).
+TEST(Sgemm, TwoThreadsMatchOne) {
+  const int64_t m = 130, n = 200, k = 170;
+  std::vector<float> a = values(m * k, 1), b = values(k * n, 2);
+  for (int64_t rows : {int64_t(1), m}) {
+    std::vector<float> one(size_t(rows * n)), two(size_t(rows * n));
+    tra_exec_set_num_threads(1);
+    tra_exec_sgemm(1, 0, 0, rows, n, k, 1.0f, a.data(), k, 0, b.data(), n, 0,
+                   0.0f, one.data(), n, 0);
+    tra_exec_set_num_threads(2);
+    tra_exec_sgemm(1, 0, 0, rows, n, k, 1.0f, a.data(), k, 0, b.data(), n, 0,
+                   0.0f, two.data(), n, 0);
+    tra_exec_set_num_threads(1);
+    for (size_t i = 0; i < one.size(); ++i)
+      ASSERT_NEAR(one[i], two[i], 1e-4) << rows << " rows, element " << i;
+  }
+}
 
 /// The 16-bit encoding of `v` (exactly representable: a multiple of 1/64 in
 /// [-1, 1), or an IEEE half's special values) as f16 or bf16.
