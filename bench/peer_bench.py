@@ -601,8 +601,7 @@ def main():
             bindir, paths[q], CHECK_PROMPT, CHECK_TOKENS, args.threads,
             "f16"), None, False)
     tra_gguf = {}
-    for q, extra in (("F32", ()), ("F16", ("--weight-dtype", "checkpoint")),
-                     ("Q8_0", ())):
+    for q, extra in (("F32", ()), ("F16", ()), ("Q8_0", ())):
         ids, err = tra_greedy(exe, paths[q], CHECK_PROMPT, CHECK_TOKENS,
                               args, cache, extra)
         tra_gguf[q] = err is None
@@ -651,8 +650,7 @@ def main():
         f"{time.perf_counter() - t:.0f} s, compile "
         f"{first['compile_seconds']:.1f} s")
     tra_variants = {"F32": ("bin", ())}
-    for q, extra in (("F16", ("--weight-dtype", "checkpoint")),
-                     ("Q8_0", ())):
+    for q, extra in (("F16", ()), ("Q8_0", ())):
         if tra_gguf[q]:
             tra_variants[q] = (q, extra)
             r, note = tra_timed(exe, paths[q], prompt, args, cache, tmp,
@@ -745,11 +743,11 @@ def main():
     if not tra_gguf.get("F32"):
         log("(tra on the f32 GGUF: GGUF not readable yet; tra's f32 row is "
             "the .bin)")
-    log("tra's rows: tra-llama run on the .bin (F32) or the GGUF, F16 with "
-        "--weight-dtype checkpoint (16-bit weights), Q8_0 with the default "
-        "--weight-dtype (tra-llama dequantises Q8_0 to f32 when it reads "
-        "the file, see docs/Tools.md, so its decode reads 4x the bytes "
-        "the Q8_0 roofline counts).")
+    log("tra's rows: tra-llama run on the .bin (F32) or the GGUF with the "
+        "default --weight-dtype: F16 weights stay 16-bit; Q8_0 is "
+        "dequantised to f32 when tra-llama reads the file (see "
+        "docs/Tools.md), so its decode reads 4x the bytes the Q8_0 "
+        "roofline counts.")
     log("llama-bench's decode (tg) starts at an empty context; tra's and "
         "PyTorch's decode follow the prefill. llama.cpp's KV cache is f16 "
         "(its default) in the timings. llama2.c run.c: not available "
