@@ -6,7 +6,8 @@
 // one pool of the program (the generated loops use it too): one row of C
 // (a decoding step's matrix-vector products) through gemvRow (Gemv.h), more
 // rows through the runtime's packed GEMM (PackedGemm.h); the small ones go
-// to OpenBLAS on the calling thread, whose own threads then never run.
+// to OpenBLAS with one thread, whose own threads then never run, the
+// products of a batch (attention's heads) spread over the pool.
 // Elsewhere OpenBLAS takes every product (sgemv for one row), on its
 // threads for products of at least kMinThreadedFlops multiply-adds (a
 // 128 x 64 x 64 product split over two costs more to wake the second
@@ -151,6 +152,15 @@ extern "C" void tra_exec_sgemm(int64_t batch, int64_t transA, int64_t transB,
                                const float *b, int64_t ldb, int64_t strideB,
                                float beta, float *c, int64_t ldc,
                                int64_t strideC) {
+  // Small products of a batch (attention, per head) spread over the pool,
+  // each on one thread; a large one uses the threads itself.
+  bool spread = false;
+#if defined(TRA_EXEC_HAVE_OPENMP)
+  spread =
+      onePool() && gThreads > 1 && batch > 1 && m * n * k < kMinThreadedFlops;
+#endif
+  (void)spread;
+#pragma omp parallel for schedule(static) if (spread)
   for (int64_t i = 0; i < batch; ++i)
     gemm(transA != 0, transB != 0, m, n, k, alpha, a + i * strideA, lda,
          b + i * strideB, ldb, beta, c + i * strideC, ldc);
