@@ -501,9 +501,7 @@ rt::Status RankModel::runStep(Step &program, const std::vector<int64_t> &tokens,
     return accelerator ? onDevice(status) : status;
   // A failed run-time check is reported after the step's collectives, which
   // every rank reaches (the code goes on with the value clamped).
-  rt::Status checked = step->library->runRank(
-      int64_t(step->mine - step->library->program().ranks),
-      step->buffers.data());
+  rt::Status checked = step->library->runRank(me, step->buffers.data());
   for (size_t c = 0; c < caches.size(); ++c) {
     Cache &cache = caches[c];
     cache.layout = &step->cacheOut[c];

@@ -190,6 +190,11 @@ private:
   Options &options;
   MLIRContext &context;
   EmitKind emit;
+  /// The model's text, and the handler that prints diagnostics at their
+  /// place in it (with the line), from the parser and from every later
+  /// stage (the planner, the lowering) alike.
+  llvm::SourceMgr sourceMgr;
+  std::unique_ptr<SourceMgrDiagnosticHandler> diagnostics;
   /// Summaries of the planned functions, for --explain.
   llvm::StringMap<plan::PlanSummary> summaries;
 };
@@ -210,9 +215,11 @@ OwningOpRef<ModuleOp> Compiler::load() {
     fail(error);
     return nullptr;
   }
-  llvm::SourceMgr sourceMgr;
   sourceMgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
-  SourceMgrDiagnosticHandler handler(sourceMgr, &context);
+  diagnostics =
+      std::make_unique<SourceMgrDiagnosticHandler>(sourceMgr, &context);
+  // The line of the model is shown; a dump of the generic op is not.
+  context.printOpOnDiagnostic(false);
   OwningOpRef<ModuleOp> module =
       parseModuleFile(sourceMgr, ParserConfig(&context));
   if (!module)
