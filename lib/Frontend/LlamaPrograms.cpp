@@ -4,7 +4,9 @@
 
 #include "tra/Frontend/Llama.h"
 #include "tra/Frontend/LlamaTraining.h"
+#include "tra/Optimizer/CostModel.h"
 #include "tra/Optimizer/Pipeline.h"
+#include "tra/Optimizer/Report.h"
 
 #include "mlir/IR/Verifier.h"
 
@@ -79,10 +81,12 @@ llvm::Expected<CachedLibrary> mlir::tra::compileLlamaDistributedStep(
   return library;
 }
 
-llvm::Expected<CompiledProgram> mlir::tra::compileLlamaTrainStep(
-    MLIRContext &context, const ::tra::rt::LlamaParams &params, int64_t batch,
-    int64_t seq, const OptimizerOptions &optimizer, int64_t threads,
-    StringRef cacheDirectory, StringRef keyExtra, llvm::raw_ostream &notes) {
+/// The verified module whose @train_step is the whole training step of
+/// `params` over `batch` sequences of `seq` tokens with `optimizer`.
+static llvm::Expected<OwningOpRef<ModuleOp>>
+buildTrainStepModule(MLIRContext &context, const ::tra::rt::LlamaParams &params,
+                     int64_t batch, int64_t seq,
+                     const OptimizerOptions &optimizer) {
   if (seq < 1 || seq > params.maxSeqLen)
     return llvm::createStringError(
         "a training sequence of " + std::to_string(seq) +
@@ -109,8 +113,62 @@ llvm::Expected<CompiledProgram> mlir::tra::compileLlamaTrainStep(
   if (failed(verify(*module)))
     return llvm::createStringError(
         "internal error: the training step does not verify");
+  return module;
+}
+
+llvm::Expected<CompiledProgram> mlir::tra::compileLlamaTrainStep(
+    MLIRContext &context, const ::tra::rt::LlamaParams &params, int64_t batch,
+    int64_t seq, const OptimizerOptions &optimizer, int64_t threads,
+    StringRef cacheDirectory, StringRef keyExtra, llvm::raw_ostream &notes) {
+  llvm::Expected<OwningOpRef<ModuleOp>> module =
+      buildTrainStepModule(context, params, batch, seq, optimizer);
+  if (!module)
+    return module.takeError();
   CodegenOptions options = stepOptions(threads);
   options.entry = "train_step";
-  return loadOrCompileProgram(*module, options, cacheDirectory, keyExtra,
+  return loadOrCompileProgram(**module, options, cacheDirectory, keyExtra,
                               notes);
+}
+
+llvm::Expected<CachedLibrary> mlir::tra::compileLlamaDistributedTrainStep(
+    MLIRContext &context, const ::tra::rt::LlamaParams &params, int64_t batch,
+    int64_t seq, const OptimizerOptions &optimizer,
+    const ::tra::hw::HardwareDescription &hardware, int64_t threads,
+    StringRef cacheDirectory, StringRef scratchDirectory,
+    llvm::raw_ostream &notes, llvm::raw_ostream *explain) {
+  llvm::Expected<OwningOpRef<ModuleOp>> module =
+      buildTrainStepModule(context, params, batch, seq, optimizer);
+  if (!module)
+    return module.takeError();
+  plan::PlanOptions planOptions;
+  planOptions.entry = "train_step";
+  llvm::Expected<llvm::StringMap<plan::PlanSummary>> planned =
+      plan::planModule(**module, hardware, planOptions);
+  if (!planned)
+    return llvm::createStringError("cannot plan the training step for " +
+                                   hardware.getName() + ": " +
+                                   llvm::toString(planned.takeError()));
+  auto func = (*module)->lookupSymbol<func::FuncOp>("train_step");
+  plan::CostModel model(hardware);
+  if (explain)
+    plan::printExplain(func, model, *explain, &(*planned)["train_step"]);
+  plan::PlanReport report = plan::analyzePlan(func, model);
+  double peak = 0;
+  for (unsigned d = 0; d < hardware.numDevices(); ++d)
+    peak = std::max(peak, report.memory.getPeak(d));
+  notes << "training step planned for " << hardware.numDevices()
+        << " devices: estimated " << plan::formatSeconds(report.getStepTime())
+        << " per step (compute " << plan::formatSeconds(report.computeTime)
+        << ", moves " << plan::formatSeconds(report.communicationTime)
+        << "), at most " << plan::formatBytes(peak) << " per device\n";
+  CodegenOptions options = stepOptions(threads);
+  options.entry = "train_step";
+  llvm::Expected<CachedLibrary> library = findOrCompileDistributedLibrary(
+      **module, options, cacheDirectory, hardware.toJSONText(),
+      scratchDirectory, notes);
+  if (!library)
+    return llvm::createStringError(
+        "code generation for " + hardware.getName() +
+        " failed: " + llvm::toString(library.takeError()));
+  return library;
 }

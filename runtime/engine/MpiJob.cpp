@@ -1,4 +1,4 @@
-//===- MpiJob.cpp - A distributed generation as one MPI job ---------------===//
+//===- MpiJob.cpp - A distributed run as one MPI job ----------------------===//
 
 #include "tra/Engine/MpiJob.h"
 
@@ -144,6 +144,79 @@ rt::Result<WorkerOptions> WorkerOptions::parse(int argc, char **argv) {
   return o;
 }
 
+std::vector<std::string> TrainWorkerOptions::toArguments() const {
+  std::vector<std::string> args = {"--program",    absolutePath(program),
+                                   "--weights",    absolutePath(weights),
+                                   "--data",       absolutePath(data),
+                                   "--output",     absolutePath(output),
+                                   "--optimizer",  optimizer,
+                                   "--steps-done", std::to_string(stepsDone),
+                                   "--steps",      std::to_string(steps),
+                                   "--save-every", std::to_string(saveEvery),
+                                   "--threads",    std::to_string(threads),
+                                   "--lr",         exactNumber(peakLr),
+                                   "--min-lr",     exactNumber(minLr),
+                                   "--warmup",     std::to_string(warmup)};
+  if (!states.empty())
+    args.insert(args.end(), {"--states", absolutePath(states)});
+  if (stepTimeout > 0)
+    args.insert(args.end(), {"--step-timeout", exactNumber(stepTimeout)});
+  return args;
+}
+
+rt::Result<TrainWorkerOptions> TrainWorkerOptions::parse(int argc,
+                                                         char **argv) {
+  TrainWorkerOptions o;
+  for (int i = 1; i < argc; ++i) {
+    std::string flag = argv[i];
+    if (i + 1 >= argc)
+      return rt::Error{flag + " needs a value"};
+    std::string value = argv[++i];
+    std::string *text = flag == "--program"     ? &o.program
+                        : flag == "--weights"   ? &o.weights
+                        : flag == "--states"    ? &o.states
+                        : flag == "--data"      ? &o.data
+                        : flag == "--output"    ? &o.output
+                        : flag == "--optimizer" ? &o.optimizer
+                                                : nullptr;
+    int64_t *count = flag == "--steps-done"   ? &o.stepsDone
+                     : flag == "--steps"      ? &o.steps
+                     : flag == "--save-every" ? &o.saveEvery
+                     : flag == "--threads"    ? &o.threads
+                     : flag == "--warmup"     ? &o.warmup
+                                              : nullptr;
+    double *number = flag == "--lr"             ? &o.peakLr
+                     : flag == "--min-lr"       ? &o.minLr
+                     : flag == "--step-timeout" ? &o.stepTimeout
+                                                : nullptr;
+    if (text) {
+      *text = value;
+    } else if (count) {
+      std::optional<long long> v = parseInteger(value);
+      if (!v || *v < 0)
+        return rt::Error{flag + " " + value + ": expected a number >= 0"};
+      *count = *v;
+    } else if (number) {
+      std::optional<double> v = parseNumber(value);
+      if (!v || !(*v >= 0))
+        return rt::Error{flag + " " + value + ": expected a number >= 0"};
+      *number = *v;
+    } else {
+      return rt::Error{"unknown option '" + flag + "'"};
+    }
+  }
+  if (o.program.empty() || o.weights.empty() || o.data.empty() ||
+      o.output.empty() || o.steps < 1)
+    return rt::Error{"needs --program, --weights, --data, --output and "
+                     "--steps (at least 1)"};
+  return o;
+}
+
+int tra::engine::launcherRank() {
+  const char *rank = std::getenv("OMPI_COMM_WORLD_RANK");
+  return rank ? std::atoi(rank) : 0;
+}
+
 rt::Result<std::string> tra::engine::findOnPath(const std::string &name) {
   const char *path = std::getenv("PATH");
   std::string dirs = path ? path : "/usr/bin:/bin";
@@ -177,7 +250,8 @@ std::string tra::engine::absolutePath(const std::string &path) {
 }
 
 std::vector<std::string>
-tra::engine::mpirunCommand(const MpiJob &job, const WorkerOptions &options) {
+tra::engine::mpirunCommand(const MpiJob &job,
+                           const std::vector<std::string> &workerArguments) {
   std::vector<std::string> args = {job.mpirun};
   if (geteuid() == 0)
     args.push_back("--allow-run-as-root");
@@ -188,14 +262,24 @@ tra::engine::mpirunCommand(const MpiJob &job, const WorkerOptions &options) {
   args.insert(args.end(), job.mpirunArgs.begin(), job.mpirunArgs.end());
   args.insert(args.end(),
               {"-np", std::to_string(job.ranks), absolutePath(job.worker)});
-  std::vector<std::string> worker = options.toArguments();
-  args.insert(args.end(), worker.begin(), worker.end());
+  args.insert(args.end(), workerArguments.begin(), workerArguments.end());
   return args;
+}
+
+std::vector<std::string>
+tra::engine::mpirunCommand(const MpiJob &job, const WorkerOptions &options) {
+  return mpirunCommand(job, options.toArguments());
 }
 
 rt::Status tra::engine::runWorkerJob(const MpiJob &job,
                                      const WorkerOptions &options) {
-  std::vector<std::string> args = mpirunCommand(job, options);
+  return runMpiJob(job, options.toArguments());
+}
+
+rt::Status
+tra::engine::runMpiJob(const MpiJob &job,
+                       const std::vector<std::string> &workerArguments) {
+  std::vector<std::string> args = mpirunCommand(job, workerArguments);
   std::vector<char *> argv;
   for (std::string &arg : args)
     argv.push_back(arg.data());

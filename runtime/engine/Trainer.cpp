@@ -3,11 +3,13 @@
 #include "tra/Engine/Trainer.h"
 
 #include "tra/Runtime/File.h"
+#include "tra/Runtime/Npy.h"
 
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <set>
 #include <unistd.h>
 
 using namespace tra;
@@ -57,6 +59,21 @@ Result<TokenBatches> TokenBatches::create(std::vector<int64_t> stream,
   return b;
 }
 
+Result<std::vector<int64_t>>
+tra::engine::readTokenIds(const std::string &path) {
+  Result<HostTensor> t = rt::readNpy(path);
+  if (!t)
+    return t.error();
+  if (t->rank() != 1 ||
+      (t->dtype() != rt::DType::I64 && t->dtype() != rt::DType::I32))
+    return rt::fileError(path, "is not a 1-D int32 or int64 array of token "
+                               "ids");
+  std::vector<int64_t> ids(size_t(t->numElements()));
+  for (int64_t i = 0; i < t->numElements(); ++i)
+    ids[size_t(i)] = int64_t(t->loadAsDouble(i));
+  return ids;
+}
+
 /// (a * b) mod n for non-negative a, b and positive n, without overflow.
 static int64_t mulMod(int64_t a, int64_t b, int64_t n) {
   return int64_t((unsigned __int128)(a % n) * (unsigned __int128)(b % n) %
@@ -96,22 +113,20 @@ static std::string shapeText(const std::vector<int64_t> &shape) {
   return s + "]";
 }
 
-Result<std::unique_ptr<Trainer>>
-Trainer::create(std::unique_ptr<exec::ProgramLibrary> program,
-                const rt::LlamaParams &params,
-                const std::vector<std::pair<std::string, HostTensor>> &weights,
-                const std::vector<rt::NamedTensor> &states, int64_t stepsDone) {
-  const TraExecProgram &p = program->program();
-  const std::string &file = program->path();
-  std::unique_ptr<Trainer> t(new Trainer());
-  t->params = params;
-  t->done = stepsDone;
+Result<TrainStepTensors> TrainStepTensors::read(const TraExecProgram &p,
+                                                const std::string &file,
+                                                const rt::LlamaParams &params) {
+  TrainStepTensors t;
   auto findOutput = [&](const std::string &name) -> int64_t {
     for (int64_t o = 0; o < p.numOutputs; ++o)
       if (name == p.outputs[o].name)
         return o;
     return -1;
   };
+  std::set<std::string> weights;
+  for (const auto &[name, shape] : rt::llamaWeightShapes(params))
+    weights.insert(name);
+  std::vector<int64_t> ropeShape = {params.maxSeqLen, params.headDim() / 2};
   for (int64_t i = 0; i < p.numInputs; ++i) {
     const TraExecTensorInfo &info = p.inputs[i];
     std::string name = info.name;
@@ -120,9 +135,9 @@ Trainer::create(std::unique_ptr<exec::ProgramLibrary> program,
       if (info.dtype != TRA_EXEC_I64 || shape.size() != 2)
         return rt::fileError(file, "input 'tokens'/'targets' is not an "
                                    "i64 [batch, seq] tensor");
-      (name == "tokens" ? t->tokensIn : t->targetsIn) = i;
-      t->batchSize = shape[0];
-      t->sequence = shape[1];
+      (name == "tokens" ? t.tokens : t.targets) = i;
+      t.batch = shape[0];
+      t.seq = shape[1];
       continue;
     }
     if (info.dtype != TRA_EXEC_F32)
@@ -130,67 +145,105 @@ Trainer::create(std::unique_ptr<exec::ProgramLibrary> program,
                                      " is not f32: not a training step "
                                      "program");
     if (name == "freqs_cos" || name == "freqs_sin") {
-      (name == "freqs_cos" ? t->cosIn : t->sinIn) = i;
+      if (shape != ropeShape)
+        return rt::fileError(file, "its rotary tables are not " +
+                                       shapeText(ropeShape));
+      (name == "freqs_cos" ? t.cos : t.sin) = i;
       continue;
     }
     if (name == "lr" || name == "step") {
-      (name == "lr" ? t->lrIn : t->stepIn) = i;
+      if (!shape.empty())
+        return rt::fileError(file, "input " + rt::quoteName(name) +
+                                       " is not a scalar");
+      (name == "lr" ? t.lr : t.step) = i;
       continue;
     }
-    Slot slot;
-    slot.name = name;
-    slot.input = i;
-    slot.output = findOutput(name + "_out");
-    if (slot.output < 0)
+    Parameter parameter;
+    parameter.name = name;
+    parameter.input = i;
+    parameter.output = findOutput(name + "_out");
+    if (parameter.output < 0)
       return rt::fileError(file, "input " + rt::quoteName(name) +
                                      " has no output " +
                                      rt::quoteName(name + "_out"));
-    const HostTensor *given = nullptr;
-    for (const auto &[n, w] : weights)
-      if (n == name)
-        given = &w;
-    if (!given) {
-      slot.isState = true;
-      for (const rt::NamedTensor &s : states)
-        if (s.name == name)
-          given = &s.tensor;
-    }
-    if (given) {
-      if (given->shape() != shape)
-        return Error{"tensor " + rt::quoteName(name) + " has shape " +
-                     shapeText(given->shape()) + " but the training step " +
-                     file + " reads " + shapeText(shape)};
-      slot.value = rt::convert(*given, rt::DType::F32);
-    } else if (slot.isState) {
-      slot.value = HostTensor::zeros(rt::DType::F32, shape);
-    }
-    t->slots.push_back(std::move(slot));
+    parameter.isState = !weights.erase(name);
+    t.parameters.push_back(std::move(parameter));
   }
-  t->lossOut = findOutput("loss");
-  t->normOut = findOutput("grad_norm");
-  if (t->tokensIn < 0 || t->targetsIn < 0 || t->cosIn < 0 || t->sinIn < 0 ||
-      t->lrIn < 0 || t->lossOut < 0 || t->normOut < 0)
+  t.loss = findOutput("loss");
+  t.gradNorm = findOutput("grad_norm");
+  if (t.tokens < 0 || t.targets < 0 || t.cos < 0 || t.sin < 0 || t.lr < 0 ||
+      t.loss < 0 || t.gradNorm < 0)
     return rt::fileError(file, "not a LLaMA training step program (it needs "
                                "tokens, targets, freqs_cos, freqs_sin, lr; "
                                "loss and grad_norm)");
   // Every weight of the model must be a parameter of the step.
-  for (const auto &[name, shape] : rt::llamaWeightShapes(params)) {
-    bool bound = false;
-    for (const Slot &s : t->slots)
-      bound |= s.name == name && !s.isState;
-    if (!bound)
-      return rt::fileError(file, "the model's weight " + rt::quoteName(name) +
-                                     " is not among the checkpoint's "
-                                     "weights the step reads");
+  if (!weights.empty())
+    return rt::fileError(file, "the model's weight " +
+                                   rt::quoteName(*weights.begin()) +
+                                   " is not among the weights the step "
+                                   "reads");
+  return t;
+}
+
+Result<std::unique_ptr<Trainer>>
+Trainer::create(std::unique_ptr<exec::ProgramLibrary> program,
+                const rt::LlamaParams &params,
+                const std::vector<std::pair<std::string, HostTensor>> &weights,
+                const std::vector<rt::NamedTensor> &states, int64_t stepsDone) {
+  const TraExecProgram &p = program->program();
+  const std::string &file = program->path();
+  Result<TrainStepTensors> roles = TrainStepTensors::read(p, file, params);
+  if (!roles)
+    return roles.error();
+  std::unique_ptr<Trainer> t(new Trainer());
+  t->params = params;
+  t->done = stepsDone;
+  t->batchSize = roles->batch;
+  t->sequence = roles->seq;
+  t->tokensIn = roles->tokens;
+  t->targetsIn = roles->targets;
+  t->cosIn = roles->cos;
+  t->sinIn = roles->sin;
+  t->lrIn = roles->lr;
+  t->stepIn = roles->step;
+  t->lossOut = roles->loss;
+  t->normOut = roles->gradNorm;
+  for (const TrainStepTensors::Parameter &parameter : roles->parameters) {
+    std::vector<int64_t> shape = infoShape(p.inputs[parameter.input]);
+    Slot slot;
+    slot.name = parameter.name;
+    slot.input = parameter.input;
+    slot.output = parameter.output;
+    slot.isState = parameter.isState;
+    const HostTensor *given = nullptr;
+    if (!slot.isState) {
+      for (const auto &[n, w] : weights)
+        if (n == slot.name)
+          given = &w;
+      if (!given)
+        return Error{"the training step " + file + " reads the weight " +
+                     rt::quoteName(slot.name) + ", which is not given"};
+    } else {
+      for (const rt::NamedTensor &s : states)
+        if (s.name == slot.name)
+          given = &s.tensor;
+    }
+    if (given) {
+      if (given->shape() != shape)
+        return Error{"tensor " + rt::quoteName(slot.name) + " has shape " +
+                     shapeText(given->shape()) + " but the training step " +
+                     file + " reads " + shapeText(shape)};
+      slot.value = rt::convert(*given, rt::DType::F32);
+    } else {
+      slot.value = HostTensor::zeros(rt::DType::F32, shape);
+    }
+    t->slots.push_back(std::move(slot));
   }
   std::vector<float> cos, sin;
   rt::computeRopeTables(params, cos, sin);
   std::vector<int64_t> ropeShape = {params.maxSeqLen, params.headDim() / 2};
   t->cosTable = HostTensor::copyOf(rt::DType::F32, ropeShape, cos.data());
   t->sinTable = HostTensor::copyOf(rt::DType::F32, ropeShape, sin.data());
-  if (infoShape(p.inputs[t->cosIn]) != ropeShape)
-    return rt::fileError(file,
-                         "its rotary tables are not " + shapeText(ropeShape));
   t->tokens = HostTensor::zeros(rt::DType::I64, {t->batchSize, t->sequence});
   t->targets = HostTensor::zeros(rt::DType::I64, {t->batchSize, t->sequence});
   t->lr = HostTensor::zeros(rt::DType::F32, {});

@@ -4,6 +4,8 @@
 #include "Options.h"
 
 #include "tra/Engine/Checkpoint.h"
+#include "tra/Engine/MpiJob.h"
+#include "tra/Engine/TrainLoop.h"
 #include "tra/Engine/Trainer.h"
 #include "tra/Frontend/LlamaPrograms.h"
 #include "tra/Hardware/Hardware.h"
@@ -13,8 +15,11 @@
 #include "tra/Runtime/Npy.h"
 #include "tra/Runtime/Tokenizer.h"
 
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -23,6 +28,7 @@
 #include <filesystem>
 #include <limits>
 #include <random>
+#include <thread>
 
 using namespace mlir;
 using namespace mlir::tra;
@@ -92,6 +98,14 @@ static cl::opt<int64_t> saveEvery("save-every",
                                            "N steps (default 0: only at the "
                                            "end)"),
                                   cl::init(0), cl::cat(getToolCategory()));
+
+static cl::opt<bool>
+    explainPlan("explain",
+                cl::desc("train: on hardware with several devices, print "
+                         "the plan of the training step (EXPLAIN: where each "
+                         "tensor's tiles are, where the gradients are "
+                         "aggregated, the moves and memory per device)"),
+                cl::init(false), cl::cat(getToolCategory()));
 
 static int fail(const llvm::Twine &message) {
   llvm::WithColor::error(llvm::errs(), "tra-llama") << message << "\n";
@@ -177,19 +191,8 @@ static rt::LlamaCheckpoint randomWeights(const rt::LlamaParams &p,
 /// The token stream of --data.
 static rt::Result<std::vector<int64_t>>
 readTokens(const std::string &path, const std::string &tokenizer) {
-  if (path.size() > 4 && path.compare(path.size() - 4, 4, ".npy") == 0) {
-    auto t = rt::readNpy(path);
-    if (!t)
-      return t.error();
-    if (t->rank() != 1 ||
-        (t->dtype() != rt::DType::I64 && t->dtype() != rt::DType::I32))
-      return rt::fileError(path, "is not a 1-D int32 or int64 array of "
-                                 "token ids");
-    std::vector<int64_t> ids;
-    for (int64_t i = 0; i < t->numElements(); ++i)
-      ids.push_back(int64_t(t->loadAsDouble(i)));
-    return ids;
-  }
+  if (path.size() > 4 && path.compare(path.size() - 4, 4, ".npy") == 0)
+    return engine::readTokenIds(path);
   if (tokenizer.empty())
     return rt::fileError(path, "is text, which needs --tokenizer (or give "
                                "token ids as a .npy file)");
@@ -200,6 +203,123 @@ readTokens(const std::string &path, const std::string &tokenizer) {
   if (!text)
     return text.error();
   return tok->encode(*text, /*bos=*/true);
+}
+
+/// Training on hardware with several devices: the step is planned for it
+/// and compiled into one library of every rank's program, and the whole run
+/// is one `mpirun -np N tra-llama-train-worker` job. The ranks read their
+/// tiles of the starting weights and states from a checkpoint written into
+/// a scratch directory, and the token ids from a .npy file beside it.
+static int trainDistributed(MLIRContext &context, const TrainRequest &request,
+                            const ::tra::hw::HardwareDescription &hw,
+                            const rt::LlamaCheckpoint &weights,
+                            const std::vector<rt::NamedTensor> &states,
+                            const engine::TokenBatches &batches, int64_t seq,
+                            const OptimizerOptions &optimizer,
+                            const engine::TrainingRun &run) {
+  const rt::LlamaParams &params = weights.params;
+  int64_t ranks = hw.numDevices();
+  rt::Result<std::string> mpirun = engine::findOnPath("mpirun");
+  if (!mpirun)
+    return fail(hw.getName().str() + " has " + std::to_string(ranks) +
+                " devices: training needs mpirun (Open MPI), which is not "
+                "on PATH");
+  static int anchor;
+  llvm::SmallString<128> worker(
+      llvm::sys::fs::getMainExecutable(nullptr, &anchor));
+  llvm::sys::path::remove_filename(worker);
+  llvm::sys::path::append(worker, "tra-llama-train-worker");
+  if (!llvm::sys::fs::can_execute(worker))
+    return fail(std::string(worker) +
+                ": not found (tra-llama-train-worker runs the ranks of a "
+                "distributed training run; build it with tra-llama, which "
+                "needs MPI)");
+  if (!request.hostfile.empty() && !llvm::sys::fs::exists(request.hostfile))
+    return fail("--hostfile " + request.hostfile + ": no such file");
+  llvm::SmallString<128> scratch;
+  if (std::error_code ec =
+          llvm::sys::fs::createUniqueDirectory("tra-llama-train", scratch))
+    return fail("cannot create a temporary directory: " + ec.message());
+  struct RemoveScratch {
+    std::string dir;
+    ~RemoveScratch() { llvm::sys::fs::remove_directories(dir); }
+  } removeScratch{std::string(scratch)};
+
+  // Every rank on this machine shares its cores; on the hosts of a
+  // hostfile each rank gets its device's cores.
+  int64_t threads =
+      request.threads > 0 ? request.threads
+      : !request.hostfile.empty()
+          ? std::max<int64_t>(1, hw.getDevice(0).cores)
+          : std::max<int64_t>(
+                1,
+                std::min<int64_t>(hw.getDevice(0).cores,
+                                  std::thread::hardware_concurrency() / ranks));
+  std::string notes;
+  llvm::raw_string_ostream notesOs(notes);
+  auto t0 = std::chrono::steady_clock::now();
+  llvm::Expected<CachedLibrary> library = compileLlamaDistributedTrainStep(
+      context, params, batchSize, seq, optimizer, hw, threads,
+      request.cacheDirectory, scratch, notesOs,
+      explainPlan ? &llvm::outs() : nullptr);
+  for (llvm::StringRef line : llvm::split(llvm::StringRef(notes).rtrim(), '\n'))
+    if (!line.empty())
+      llvm::errs() << "tra-llama: " << line << "\n";
+  if (!library)
+    return fail(llvm::toString(library.takeError()));
+  double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
+          .count();
+  llvm::errs() << "tra-llama: training step for " << ranks << " MPI ranks "
+               << (library->fromCache ? "loaded from the cache" : "compiled")
+               << " in " << llvm::format("%.1f", seconds) << " s\n";
+
+  // The starting point and the data, where every rank can read them.
+  rt::LlamaCheckpoint start;
+  start.params = params;
+  for (const auto &[name, tensor] : weights.weights)
+    start.weights.push_back({name, rt::convert(tensor, rt::DType::F32)});
+  std::string startDir = std::string(scratch) + "/start";
+  if (rt::Status s = engine::writeTrainingCheckpoint(startDir, start, states,
+                                                     run.stepsDone, {});
+      !s)
+    return fail(s.message());
+  std::string data = std::string(scratch) + "/tokens.npy";
+  if (rt::Status s = rt::writeNpy(
+          data, rt::HostTensor::copyOf(rt::DType::I64,
+                                       {int64_t(batches.ids().size())},
+                                       batches.ids().data()));
+      !s)
+    return fail(s.message());
+
+  engine::MpiJob job;
+  job.mpirun = *mpirun;
+  job.worker = std::string(worker);
+  job.ranks = ranks;
+  job.hostfile = request.hostfile;
+  job.mpirunArgs = request.mpirunArgs;
+  engine::TrainWorkerOptions options;
+  options.program = library->path;
+  options.weights = startDir + "/model.bin";
+  if (!states.empty())
+    options.states = startDir + "/optimizer.safetensors";
+  options.data = data;
+  std::error_code ec;
+  std::filesystem::create_directories(request.output, ec);
+  options.output = request.output;
+  options.optimizer = optimizerName.getValue();
+  options.stepsDone = run.stepsDone;
+  options.steps = run.steps;
+  options.saveEvery = run.saveEvery;
+  options.threads = threads;
+  options.peakLr = run.schedule.peak;
+  options.minLr = run.schedule.min;
+  options.warmup = run.schedule.warmup;
+  options.stepTimeout = request.stepTimeout;
+  llvm::outs().flush();
+  if (rt::Status s = engine::runMpiJob(job, options.toArguments()); !s)
+    return fail(s.message());
+  return 0;
 }
 
 int mlir::tra::runTrain(const TrainRequest &request) {
@@ -292,23 +412,45 @@ int mlir::tra::runTrain(const TrainRequest &request) {
   auto hw = ::tra::hw::loadHardware(request.hardware);
   if (!hw)
     return fail(llvm::toString(hw.takeError()));
-  if (hw->numDevices() != 1 ||
-      hw->getDevice(0).kind != ::tra::hw::DeviceKind::CPU)
-    return fail(hw->getName().str() + " has " +
-                std::to_string(hw->numDevices()) +
-                " devices (or a GPU): tra-llama train runs the training step "
-                "on one CPU device so far; the same step planned for several "
-                "devices runs with tra.compile(model, hw=...) from Python "
-                "(docs/Training.md)");
-  int64_t threads = request.threads > 0
-                        ? request.threads
-                        : std::max<int64_t>(1, hw->getDevice(0).cores);
+  bool gpus = false;
+  for (unsigned d = 0; d < hw->numDevices(); ++d)
+    gpus |= hw->getDevice(d).kind == ::tra::hw::DeviceKind::GPU;
+  if (gpus && !request.emulate)
+    return fail(hw->getName().str() +
+                " has GPUs: tra-llama train runs its training step on CPUs "
+                "so far; --emulate-on-cpu runs the plan for " +
+                hw->getName().str() + " with CPU code on this machine");
+  if (hw->numDevices() == 1 &&
+      (!request.hostfile.empty() || !request.mpirunArgs.empty() ||
+       request.stepTimeout != 0))
+    return fail("--hostfile, --mpirun-arg and --step-timeout are for "
+                "training on hardware with several devices (one MPI rank "
+                "each); " +
+                hw->getName().str() + " trains in this process");
+  if (request.stepTimeout < 0)
+    return fail("--step-timeout must be 0 (never) or positive");
 
+  engine::TrainingRun run;
+  run.schedule.peak = peakLr;
+  run.schedule.min = minLr >= 0 ? double(minLr) : peakLr / 10;
+  run.schedule.warmup = warmupSteps;
+  run.schedule.total = stepsDone + request.steps;
+  run.stepsDone = stepsDone;
+  run.steps = request.steps;
+  run.saveEvery = saveEvery;
+  run.progress = stdout;
   llvm::errs() << "tra-llama: training " << params.nLayers << " layers, dim "
                << params.dim << ", vocab " << params.vocabSize << " on "
                << hw->summary() << "; batch " << batchSize << " x " << seq
                << " tokens, " << batches->streamLength() << " tokens of data\n";
   MLIRContext context;
+  if (hw->numDevices() > 1)
+    return trainDistributed(context, request, *hw, weights, states, *batches,
+                            seq, opt, run);
+
+  int64_t threads = request.threads > 0
+                        ? request.threads
+                        : std::max<int64_t>(1, hw->getDevice(0).cores);
   std::string notes;
   llvm::raw_string_ostream notesOs(notes);
   auto t0 = std::chrono::steady_clock::now();
@@ -329,47 +471,25 @@ int mlir::tra::runTrain(const TrainRequest &request) {
                                          weights.weights, states, stepsDone);
   if (!trainer)
     return fail(trainer.message());
-
-  engine::LearningRateSchedule schedule;
-  schedule.peak = peakLr;
-  schedule.min = minLr >= 0 ? double(minLr) : peakLr / 10;
-  schedule.warmup = warmupSteps;
-  schedule.total = stepsDone + request.steps;
   rt::SafetensorsMetadata meta = {{"optimizer", optimizerName.getValue()}};
-  auto save = [&](int64_t step) -> int {
+  auto save = [&](int64_t step) -> rt::Status {
     std::string dir = request.output + "/step-" + std::to_string(step);
     std::error_code ec;
     std::filesystem::create_directories(request.output, ec);
-    rt::Status s = engine::writeTrainingCheckpoint(
-        dir, (*trainer)->weights(), (*trainer)->states(), step, meta);
-    if (!s.ok())
-      return fail(s.message());
+    if (rt::Status s = engine::writeTrainingCheckpoint(
+            dir, (*trainer)->weights(), (*trainer)->states(), step, meta);
+        !s.ok())
+      return s;
     llvm::errs() << "tra-llama: checkpoint " << dir << "\n";
-    return 0;
+    return rt::Status::success();
   };
-  std::vector<int64_t> tokens, targets;
-  for (int64_t i = 0; i < request.steps; ++i) {
-    int64_t step = stepsDone + i + 1;
-    batches->get(step - 1, tokens, targets);
-    double lr = schedule.at(step);
-    auto start = std::chrono::steady_clock::now();
-    auto stats = (*trainer)->step(tokens, targets, lr);
-    if (!stats)
-      return fail(stats.message());
-    double seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
-            .count();
-    llvm::outs() << "step " << step << "/" << schedule.total << ": loss "
-                 << llvm::format("%.4f", stats->loss) << ", lr "
-                 << llvm::format("%.3g", lr) << ", grad norm "
-                 << llvm::format("%.3f", stats->gradNorm) << ", "
-                 << llvm::format("%.0f", double(*tokensPerStep) / seconds)
-                 << " tokens/s\n";
-    llvm::outs().flush();
-    bool last = i + 1 == request.steps;
-    if (last || (saveEvery > 0 && step % saveEvery == 0))
-      if (int rc = save(step))
-        return rc;
-  }
+  auto step = [&](const std::vector<int64_t> &tokens,
+                  const std::vector<int64_t> &targets,
+                  double lr) { return (*trainer)->step(tokens, targets, lr); };
+  llvm::outs().flush();
+  if (rt::Status s =
+          engine::runTraining(run, *batches, *tokensPerStep, step, save);
+      !s)
+    return fail(s.message());
   return 0;
 }

@@ -8,10 +8,13 @@
 //
 // Builds the model's training loss and its whole training step (forward,
 // tra-autodiff gradients, clipping, optimizer update) as one tra program,
-// compiles it for the hardware, and runs it in this process with the
-// runtime's engine::Trainer: a progress line per step, checkpoints written
-// atomically every --save-every steps and at the end (DIR/step-N, with
-// DIR/latest naming the newest), resumable with --resume DIR.
+// compiles it for the hardware, and runs it: on one device in this process
+// with the runtime's engine::Trainer, on several devices planned for the
+// hardware as one MPI job of tra-llama-train-worker ranks
+// (engine::RankTrainer). Either way a progress line per step, checkpoints
+// written atomically every --save-every steps and at the end (DIR/step-N,
+// with DIR/latest naming the newest), resumable with --resume DIR on any
+// hardware.
 //
 //===----------------------------------------------------------------------===//
 
@@ -20,6 +23,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace mlir {
 namespace tra {
@@ -35,6 +39,13 @@ struct TrainRequest {
   int64_t steps = 0;
   int64_t threads = 0;
   uint64_t seed = 0;
+  /// GPU hardware files run their plan with CPU code (--emulate-on-cpu).
+  bool emulate = false;
+  /// Several devices: mpirun's --hostfile and extra arguments, and the
+  /// ranks' --step-timeout (seconds, 0: none).
+  std::string hostfile;
+  std::vector<std::string> mpirunArgs;
+  double stepTimeout = 0;
 };
 
 /// Runs the command; prints errors as "tra-llama: error: ..." and returns

@@ -729,9 +729,12 @@ int main(int argc, char **argv) {
   if (command == "reshard")
     return runReshard({checkpointPath, hwSpec, outputPath, seqLen, maxSeqLen});
   if (command == "train")
-    return runTrain({checkpointPath, hwSpec, outputPath, tokenizerPath,
-                     libraryCacheDirectory(), steps, numThreads,
-                     uint64_t(sampleSeed)});
+    return runTrain(
+        {checkpointPath, hwSpec, outputPath, tokenizerPath,
+         libraryCacheDirectory(), steps, numThreads, uint64_t(sampleSeed),
+         emulateOnCpu, hostfile,
+         std::vector<std::string>(mpirunArgs.begin(), mpirunArgs.end()),
+         stepTimeout});
   if (command != "emit" && command != "run")
     return fail("unknown command '" + command +
                 "' (expected emit, run, tokenize, reshard or train)");

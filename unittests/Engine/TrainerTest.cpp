@@ -1,12 +1,14 @@
 //===- TrainerTest.cpp - The training loop's pieces -----------------------===//
 //
-// The learning-rate schedule, the batches of a token stream, and training
-// checkpoints (llama2.c + safetensors, written atomically and read back).
-// The compiled training step itself is run by test/Frontend/train.test.
+// The learning-rate schedule, the batches of a token stream, the training
+// loop, and training checkpoints (llama2.c + safetensors, written atomically
+// and read back). The compiled training step itself is run by
+// test/Frontend/train.test.
 //
 //===----------------------------------------------------------------------===//
 
 #include "tra/Engine/Trainer.h"
+#include "tra/Engine/TrainLoop.h"
 
 #include "tra/Runtime/File.h"
 
@@ -131,6 +133,59 @@ void expectSameWeights(const rt::LlamaCheckpoint &a,
     for (int64_t i = 0; i < tensor.numElements(); ++i)
       ASSERT_EQ(other->loadAsDouble(i), tensor.loadAsDouble(i)) << name;
   }
+}
+
+TEST(TrainLoop, StepsGetTheirBatchAndRateAndCheckpointsComeOnTime) {
+  auto data = TokenBatches::create({0, 1, 2, 3, 4, 5, 6, 7, 8}, 9, 1, 2, "d");
+  ASSERT_TRUE(data.ok()) << data.message();
+  TrainingRun run;
+  run.schedule = {/*peak=*/1.0, /*min=*/0.0, /*warmup=*/2, /*total=*/7};
+  run.stepsDone = 2; // resumed: steps 3 ... 7
+  run.steps = 5;
+  run.saveEvery = 3;
+  std::vector<int64_t> firstTokens;
+  std::vector<double> rates;
+  std::vector<int64_t> saved;
+  auto step = [&](const std::vector<int64_t> &tokens,
+                  const std::vector<int64_t> &targets,
+                  double lr) -> rt::Result<TrainStepStats> {
+    EXPECT_EQ(targets[0], (tokens[0] + 1) % 9);
+    firstTokens.push_back(tokens[0]);
+    rates.push_back(lr);
+    return TrainStepStats{1.0, 0.5, lr};
+  };
+  auto save = [&](int64_t s) {
+    saved.push_back(s);
+    return rt::Status::success();
+  };
+  ASSERT_TRUE(runTraining(run, *data, 2, step, save).ok());
+  // Step s takes batch s - 1: window s - 1 of 2 tokens, mod 9.
+  EXPECT_EQ(firstTokens, (std::vector<int64_t>{4, 6, 8, 1, 3}));
+  ASSERT_EQ(rates.size(), 5u);
+  for (size_t i = 0; i < rates.size(); ++i)
+    EXPECT_DOUBLE_EQ(rates[i], run.schedule.at(int64_t(i) + 3));
+  // Every third step and the last.
+  EXPECT_EQ(saved, (std::vector<int64_t>{3, 6, 7}));
+
+  // A failing step stops the run with its error (after step 3's
+  // checkpoint, before any other).
+  saved.clear();
+  int calls = 0;
+  auto failing = [&](const std::vector<int64_t> &, const std::vector<int64_t> &,
+                     double) -> rt::Result<TrainStepStats> {
+    if (++calls == 2)
+      return rt::Error{"step 4: not finite"};
+    return TrainStepStats{};
+  };
+  rt::Status status = runTraining(run, *data, 2, failing, save);
+  EXPECT_EQ(status.message(), "step 4: not finite");
+  EXPECT_EQ(calls, 2);
+  EXPECT_EQ(saved, (std::vector<int64_t>{3}));
+  // So does a failing checkpoint.
+  calls = 0;
+  auto badSave = [&](int64_t) { return rt::Status(rt::Error{"disk full"}); };
+  status = runTraining(run, *data, 2, failing, badSave);
+  EXPECT_EQ(status.message(), "disk full");
 }
 
 TEST(Llama2c, WrittenCheckpointsReadBack) {

@@ -162,3 +162,67 @@ TEST(MpiJob, FailedJobNamesExitCode) {
             "the MPI job of 2 ranks failed (mpirun exit code 1)");
   EXPECT_FALSE(findOnPath("no-such-program-tra-test").ok());
 }
+
+namespace {
+rt::Result<TrainWorkerOptions> parseTrain(std::vector<std::string> args) {
+  args.insert(args.begin(), "tra-llama-train-worker");
+  std::vector<char *> argv;
+  for (std::string &arg : args)
+    argv.push_back(arg.data());
+  return TrainWorkerOptions::parse(int(argv.size()), argv.data());
+}
+} // namespace
+
+TEST(TrainWorkerOptions, RoundTrip) {
+  TrainWorkerOptions o;
+  o.program = "/cache/train-dist-3.so";
+  o.weights = "/scratch/start/model.bin";
+  o.states = "/scratch/start/optimizer.safetensors";
+  o.data = "/scratch/tokens.npy";
+  o.output = "/runs/a";
+  o.optimizer = "adamw";
+  o.stepsDone = 10;
+  o.steps = 90;
+  o.saveEvery = 25;
+  o.threads = 2;
+  o.peakLr = 0.1 + 0.2; // must read back exactly
+  o.minLr = 1.0 / 3.0;
+  o.warmup = 7;
+  o.stepTimeout = 30;
+  rt::Result<TrainWorkerOptions> back = parseTrain(o.toArguments());
+  ASSERT_TRUE(back.ok()) << back.message();
+  EXPECT_EQ(back->program, o.program);
+  EXPECT_EQ(back->weights, o.weights);
+  EXPECT_EQ(back->states, o.states);
+  EXPECT_EQ(back->data, o.data);
+  EXPECT_EQ(back->output, o.output);
+  EXPECT_EQ(back->optimizer, "adamw");
+  EXPECT_EQ(back->stepsDone, 10);
+  EXPECT_EQ(back->steps, 90);
+  EXPECT_EQ(back->saveEvery, 25);
+  EXPECT_EQ(back->threads, 2);
+  EXPECT_EQ(back->peakLr, o.peakLr);
+  EXPECT_EQ(back->minLr, o.minLr);
+  EXPECT_EQ(back->warmup, 7);
+  EXPECT_EQ(back->stepTimeout, 30);
+  // No states: none passed, none read back.
+  o.states.clear();
+  back = parseTrain(o.toArguments());
+  ASSERT_TRUE(back.ok()) << back.message();
+  EXPECT_EQ(back->states, "");
+}
+
+TEST(TrainWorkerOptions, BadArgumentsAreNamed) {
+  EXPECT_EQ(parseTrain({"--steps"}).message(), "--steps needs a value");
+  EXPECT_EQ(parseTrain({"--steps", "-3"}).message(),
+            "--steps -3: expected a number >= 0");
+  EXPECT_EQ(parseTrain({"--lr", "abc"}).message(),
+            "--lr abc: expected a number >= 0");
+  EXPECT_EQ(parseTrain({"--lr", "nan"}).message(),
+            "--lr nan: expected a number >= 0");
+  EXPECT_EQ(parseTrain({"--frobnicate", "1"}).message(),
+            "unknown option '--frobnicate'");
+  EXPECT_EQ(parseTrain({"--program", "p"}).message(),
+            "needs --program, --weights, --data, --output and --steps (at "
+            "least 1)");
+}

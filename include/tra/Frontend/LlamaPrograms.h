@@ -64,6 +64,19 @@ llvm::Expected<CompiledProgram> compileLlamaTrainStep(
     int64_t seq, const OptimizerOptions &optimizer, int64_t threads,
     StringRef cacheDirectory, StringRef keyExtra, llvm::raw_ostream &notes);
 
+/// The training step of compileLlamaTrainStep planned for `hardware` with
+/// the planning pipeline and compiled (or found in `cacheDirectory`) into a
+/// distributed library of every rank's host program, each on `threads`
+/// threads (the runtime's engine::RankTrainer runs a rank). `notes` gets
+/// the cache notes and one line with the plan's estimated step time and
+/// largest per-device memory; `explain`, when given, the EXPLAIN report.
+llvm::Expected<CachedLibrary> compileLlamaDistributedTrainStep(
+    MLIRContext &context, const ::tra::rt::LlamaParams &params, int64_t batch,
+    int64_t seq, const OptimizerOptions &optimizer,
+    const ::tra::hw::HardwareDescription &hardware, int64_t threads,
+    StringRef cacheDirectory, StringRef scratchDirectory,
+    llvm::raw_ostream &notes, llvm::raw_ostream *explain = nullptr);
+
 } // namespace tra
 } // namespace mlir
 

@@ -46,6 +46,57 @@ def same_steps(a, b):
     print("%d common steps agree" % len(common))
 
 
+def read_safetensors(path):
+    """The f32 tensors of a safetensors file, by name."""
+    with open(path, "rb") as f:
+        n = int.from_bytes(f.read(8), "little")
+        header = json.loads(f.read(n))
+        data = f.read()
+    out = {}
+    for name, e in header.items():
+        if name == "__metadata__":
+            continue
+        assert e["dtype"] == "F32", (path, name, e["dtype"])
+        lo, hi = e["data_offsets"]
+        out[name] = np.frombuffer(data[lo:hi], np.float32).reshape(e["shape"])
+    return out
+
+
+def close_losses(a, b, tol):
+    """Every step of log `b` is in log `a` with a loss within `tol`
+    relative (`b` may be a resumed run: a's last steps)."""
+    la, lb = dict(losses(a)), dict(losses(b))
+    if not lb or not set(lb) <= set(la):
+        sys.exit("%s reports steps %s, %s only %s" % (b, sorted(lb), a,
+                                                       sorted(la)))
+    worst = max(abs(la[s] - lb[s]) / abs(la[s]) for s in lb)
+    if worst > float(tol):
+        sys.exit("losses differ by %g relative: %s vs %s" % (worst, la, lb))
+    print("%d steps agree within %.1e" % (len(lb), worst))
+
+
+def close_checkpoints(a, b, tol):
+    """Two checkpoint directories hold the same tensors (weights and
+    optimizer states) within `tol`, relative to each tensor's largest
+    magnitude."""
+    count, worst = 0, 0.0
+    for f in ("model.safetensors", "optimizer.safetensors"):
+        ta, tb = read_safetensors(a + "/" + f), read_safetensors(b + "/" + f)
+        if sorted(ta) != sorted(tb):
+            sys.exit("%s: different tensors" % f)
+        for name in ta:
+            x, y = ta[name].astype(np.float64), tb[name].astype(np.float64)
+            if x.shape != y.shape:
+                sys.exit("%s: %s has shapes %s and %s" % (f, name, x.shape,
+                                                          y.shape))
+            err = np.max(np.abs(x - y)) / max(np.max(np.abs(x)), 1e-30)
+            worst = max(worst, err)
+            if err > float(tol):
+                sys.exit("%s: %s differs by %g" % (f, name, err))
+            count += 1
+    print("%d tensors agree within %.1e" % (count, worst))
+
+
 def config(path, **kw):
     json.dump({k: int(v) for k, v in kw.items()}, open(path, "w"))
 

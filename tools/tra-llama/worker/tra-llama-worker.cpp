@@ -113,12 +113,6 @@ const exec::Accelerator *connectGpus(int rank, int64_t ranks) {
   return gpu;
 }
 
-/// This process's rank as mpirun tells it, before MPI is initialized.
-int launcherRank() {
-  const char *rank = std::getenv("OMPI_COMM_WORLD_RANK");
-  return rank ? std::atoi(rank) : 0;
-}
-
 } // namespace
 
 int main(int argc, char **argv) {
@@ -126,7 +120,7 @@ int main(int argc, char **argv) {
   // Failures before MPI starts (a damaged library) are the same on every
   // rank: rank 0 reports them.
   auto early = [](const std::string &message) {
-    if (launcherRank() == 0)
+    if (engine::launcherRank() == 0)
       std::fprintf(stderr, "%s: error: %s\n", kTool, message.c_str());
     return 1;
   };

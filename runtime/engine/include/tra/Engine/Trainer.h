@@ -56,11 +56,40 @@ public:
   void get(int64_t index, std::vector<int64_t> &tokens,
            std::vector<int64_t> &targets) const;
   int64_t streamLength() const { return int64_t(stream.size()); }
+  const std::vector<int64_t> &ids() const { return stream; }
 
 private:
   std::vector<int64_t> stream;
   int64_t batch = 0, seq = 0;
 };
+
+/// The tensors of a compiled training step by role: indices into the
+/// program's inputs and outputs (-1: absent; only `step` is optional).
+struct TrainStepTensors {
+  int64_t tokens = -1, targets = -1, cos = -1, sin = -1, lr = -1, step = -1;
+  int64_t loss = -1, gradNorm = -1;
+  int64_t batch = 0, seq = 0;
+  /// A weight or optimizer state: its input and its `<name>_out` output.
+  struct Parameter {
+    std::string name;
+    int64_t input = -1, output = -1;
+    /// An optimizer state (not one of the model's weights).
+    bool isState = false;
+  };
+  std::vector<Parameter> parameters;
+
+  /// Reads the roles of `program`'s tensors (`file` names it in errors) for
+  /// the model `params`: tokens and targets i64 [batch, seq], the rotary
+  /// tables f32 [max_seq_len, head_dim / 2], lr and step f32 scalars, every
+  /// other input f32 with an output `<name>_out`, every model weight among
+  /// them, outputs loss and grad_norm.
+  static rt::Result<TrainStepTensors> read(const TraExecProgram &program,
+                                           const std::string &file,
+                                           const rt::LlamaParams &params);
+};
+
+/// The token ids of a 1-D int32 or int64 .npy file (errors name it).
+rt::Result<std::vector<int64_t>> readTokenIds(const std::string &path);
 
 /// What one step reports.
 struct TrainStepStats {
