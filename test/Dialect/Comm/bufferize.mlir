@@ -114,3 +114,22 @@ module attributes {tra_comm.device = "cuda"} {
     return %r, %a, %s, %x : tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x4xf32>, tensor<4x8xf32>
   }
 }
+
+// -----
+
+// Scalars (a loss, a gradient norm) are moved as one-element buffers: the
+// expansion to memref<1xf32> states its shape (it once had none and failed
+// to verify).
+module attributes {dlti.map = #dlti.map<"MPI:Implementation" = "OpenMPI">} {
+  // CHECK-LABEL: func.func @scalars
+  func.func @scalars(%t: tensor<f32>) -> tensor<f32>
+      attributes {tra_comm.rank = 0 : i64, tra_comm.num_ranks = 2 : i64} {
+    // CHECK: %[[ONE:.*]] = memref.expand_shape %{{.*}} [] output_shape [1] : memref<f32> into memref<1xf32>
+    // CHECK: mpi.send(%[[ONE]], %{{.*}}, %{{.*}}, %{{.*}}) : memref<1xf32>, i32, i32
+    tra_comm.send %t to 1 tag 3 : tensor<f32>
+    // CHECK: mpi.allreduce(%{{.*}}, %{{.*}}, MPI_SUM, %{{.*}}) : memref<1xf32>, memref<1xf32>
+    // LLVM: llvm.call @MPI_Allreduce
+    %a = tra_comm.all_reduce sum %t ranks [0, 1] : tensor<f32>
+    return %a : tensor<f32>
+  }
+}

@@ -109,7 +109,8 @@ Value flatten(OpBuilder &b, Location loc, Value buffer) {
   if (type.getRank() == 0)
     return memref::ExpandShapeOp::create(
         b, loc, MemRefType::get({1}, type.getElementType()), buffer,
-        ArrayRef<ReassociationIndices>{}, ArrayRef<OpFoldResult>{});
+        ArrayRef<ReassociationIndices>{},
+        ArrayRef<OpFoldResult>{b.getIndexAttr(1)});
   ReassociationIndices all;
   for (int64_t d = 0; d < type.getRank(); ++d)
     all.push_back(d);
