@@ -121,17 +121,21 @@ mlir::tra::buildTrainStep(func::FuncOp loss, const GradientOptions &gradient,
   SmallVector<Type> resultTypes{loss.getResultTypes()[0],
                                 RankedTensorType::get({}, normElt)};
   SmallVector<std::string> resultNames{getResultName(loss, 0), "grad_norm"};
+  // The argument each result is passed back as in the next step.
+  SmallVector<std::optional<unsigned>> carries(2);
   // Per parameter: its state arguments' positions.
   SmallVector<SmallVector<unsigned>> stateArgs;
   for (unsigned i : *params) {
     resultTypes.push_back(argTypes[i]);
     resultNames.push_back(updatedName(argNames[i]));
+    carries.push_back(i);
     stateArgs.emplace_back();
   }
   for (auto [k, i] : llvm::enumerate(*params)) {
     for (const std::string &state :
          optimizerStateNames(optimizer, argNames[i])) {
       stateArgs[k].push_back(argTypes.size());
+      carries.push_back(argTypes.size());
       argTypes.push_back(loss.getArgumentTypes()[i]);
       argNames.push_back(state);
       resultTypes.push_back(loss.getArgumentTypes()[i]);
@@ -154,8 +158,14 @@ mlir::tra::buildTrainStep(func::FuncOp loss, const GradientOptions &gradient,
   step.setVisibility(loss.getVisibility());
   for (auto [i, n] : llvm::enumerate(argNames))
     step.setArgAttr(i, "tra.name", b.getStringAttr(n));
-  for (auto [i, n] : llvm::enumerate(resultNames))
+  // tra.carries tells the planner that the next step reads the result as
+  // that argument (PlanProblem.h): the update should write it in the
+  // argument's tiles.
+  for (auto [i, n] : llvm::enumerate(resultNames)) {
     step.setResultAttr(i, "tra.name", b.getStringAttr(n));
+    if (carries[i])
+      step.setResultAttr(i, "tra.carries", b.getI64IntegerAttr(*carries[i]));
+  }
   Block *body = step.addEntryBlock();
 
   // Forward and backward.

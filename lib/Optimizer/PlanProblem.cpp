@@ -215,10 +215,35 @@ llvm::Error ProblemBuilder::collect(func::FuncOp func) {
       problem.values[node.resultValues[0]].aliasOf = node.operandValues[1];
     opNodes.push_back(std::move(node));
   }
-  for (Value returned : block.getTerminator()->getOperands()) {
+  for (auto [i, returned] :
+       llvm::enumerate(block.getTerminator()->getOperands())) {
     int id = valueIds.lookup_or(returned, -1);
-    if (id >= 0)
-      problem.values[id].isReturned = true;
+    if (id < 0)
+      continue;
+    ProblemValue &v = problem.values[id];
+    v.isReturned = true;
+    // A carried result: its argument must exist, be read, and have its
+    // shape; a result that is an argument itself carries nothing.
+    auto carries = func.getResultAttrOfType<IntegerAttr>(i, "tra.carries");
+    if (!carries || v.producer < 0 || v.carriedTo >= 0 ||
+        carries.getInt() < 0 ||
+        carries.getInt() >= int64_t(block.getNumArguments()))
+      continue;
+    int arg = valueIds.lookup_or(block.getArgument(carries.getInt()), -1);
+    if (arg < 0 || problem.values[arg].uses.empty() ||
+        problem.values[arg].shape != v.shape ||
+        problem.values[arg].elementBytes != v.elementBytes)
+      continue;
+    // Read only by the operation that makes its next value (an optimizer
+    // state's update): that operation's choices pay for the carry, and the
+    // argument stays bound to what it reads.
+    ProblemValue &target = problem.values[arg];
+    if (target.uses.size() == 1 && target.uses.front().first == v.producer) {
+      target.carriedFrom = id;
+      continue;
+    }
+    v.carriedTo = arg;
+    target.isCarryTarget = true;
   }
   return llvm::Error::success();
 }
@@ -324,12 +349,21 @@ void ProblemBuilder::addBoundSourceCosts(ProblemNode &node,
                                          ProblemChoice &choice) {
   for (auto [k, v] : llvm::enumerate(node.operandValues)) {
     if (v < 0 || problem.values[v].producer >= 0 ||
-        problem.values[v].uses.size() != 1)
+        problem.values[v].uses.size() != 1 || problem.values[v].isCarryTarget)
       continue;
     auto [time, bytes] = getSourceCosts(model, problem.values[v],
                                         problem.dists[choice.operands[k]]);
     choice.time += time;
     choice.memoryBytes += bytes;
+    if (int from = problem.values[v].carriedFrom; from >= 0) {
+      const ProblemValue &carried = problem.values[from];
+      choice.time +=
+          model
+              .getConversion(problem.dists[choice.results[carried.resultIndex]],
+                             problem.dists[choice.operands[k]], carried.shape,
+                             carried.elementBytes)
+              .time;
+    }
   }
 }
 
@@ -375,9 +409,17 @@ void ProblemBuilder::dedupChoices(ProblemNode &node) {
 void ProblemBuilder::order() {
   unsigned numOps = opNodes.size();
   std::vector<std::vector<unsigned>> sourcesBefore(numOps + 1);
+  // The op node before which each carried argument must be known: the
+  // first producer of a result carried to it.
+  std::vector<unsigned> carryNeededAt(problem.values.size(), numOps);
+  for (const ProblemValue &v : problem.values)
+    if (v.carriedTo >= 0)
+      carryNeededAt[v.carriedTo] =
+          std::min(carryNeededAt[v.carriedTo], unsigned(v.producer));
   for (auto [id, v] : llvm::enumerate(problem.values))
-    if (v.producer < 0 && v.uses.size() > 1)
-      sourcesBefore[v.uses.front().first].push_back(id);
+    if (v.producer < 0 && (v.uses.size() > 1 || v.isCarryTarget))
+      sourcesBefore[std::min(v.uses.front().first, carryNeededAt[id])]
+          .push_back(id);
   std::vector<unsigned> newIndex(numOps);
   std::vector<ProblemNode> &nodes = problem.nodes;
   for (unsigned n = 0; n < numOps; ++n) {
@@ -405,6 +447,11 @@ void ProblemBuilder::order() {
     for (auto &use : v.uses)
       v.lastUse = std::max(v.lastUse, use.first);
   }
+  // A carried argument stays known until its result is made.
+  for (const ProblemValue &v : problem.values)
+    if (v.carriedTo >= 0)
+      problem.values[v.carriedTo].lastUse =
+          std::max(problem.values[v.carriedTo].lastUse, unsigned(v.producer));
 }
 
 llvm::Error ProblemBuilder::build(func::FuncOp func) {
@@ -517,6 +564,8 @@ double PlanProblem::evaluate(ArrayRef<unsigned> plan, double lambda) {
     unsigned from = getValueDist(id, plan);
     for (auto [n, k] : v.uses)
       total += getEdgeCost(id, from, nodes[n].choices[plan[n]].operands[k]);
+    if (v.carriedTo >= 0)
+      total += getEdgeCost(id, from, getValueDist(v.carriedTo, plan));
   }
   return total;
 }

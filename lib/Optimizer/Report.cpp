@@ -258,6 +258,45 @@ static std::string argumentName(func::FuncOp func, unsigned i) {
   return "%arg" + std::to_string(i);
 }
 
+/// The results the next call reads as its arguments (`tra.carries`): one
+/// move row each whose distribution differs from its argument's, charged to
+/// the step like the moves inside it.
+static void addCarries(func::FuncOp func, const CostModel &model,
+                       PlanReport &report) {
+  Operation *terminator = func.getBody().front().getTerminator();
+  for (auto [i, returned] : llvm::enumerate(terminator->getOperands())) {
+    auto carries = func.getResultAttrOfType<IntegerAttr>(i, "tra.carries");
+    if (!carries || carries.getInt() < 0 ||
+        carries.getInt() >= int64_t(func.getNumArguments()))
+      continue;
+    unsigned arg = carries.getInt();
+    DistAttr from = getWrittenDist(returned);
+    auto to = func.getArgAttrOfType<DistAttr>(arg, PlanDialect::kDistAttrName);
+    auto type = llvm::dyn_cast<RankedTensorType>(returned.getType());
+    if (!from || !to || from == to || !type ||
+        type != func.getArgument(arg).getType())
+      continue;
+    ReportRow row;
+    auto name = func.getResultAttrOfType<StringAttr>(i, "tra.name");
+    row.name = name ? name.str() : "result " + std::to_string(i);
+    row.operation = "carried to " + argumentName(func, arg);
+    row.type = typeText(type);
+    row.split = "move";
+    row.dist = fromAttr(to).str();
+    row.devices = devicesText(to);
+    row.isMove = true;
+    TransferAccumulator flows(model);
+    model.addMoveFlows(fromAttr(from), fromAttr(to), type.getShape(),
+                       getElementBytes(type.getElementType()), flows);
+    row.time = flows.getTime();
+    row.bytes = flows.getBytes();
+    report.communicationTime += row.time;
+    report.bytes += row.bytes;
+    ++report.carries;
+    report.rows.push_back(std::move(row));
+  }
+}
+
 PlanReport plan::analyzePlan(func::FuncOp func, const CostModel &model) {
   PlanReport report;
   MemoryTracker tracker(func, model.getNumDevices());
@@ -304,6 +343,7 @@ PlanReport plan::analyzePlan(func::FuncOp func, const CostModel &model) {
     tracker.visit(&op, dists);
     report.rows.push_back(std::move(row));
   }
+  addCarries(func, model, report);
   report.memory = std::move(tracker.memory);
   return report;
 }
@@ -355,7 +395,10 @@ void plan::printExplain(func::FuncOp func, const CostModel &model,
       report.bytes.interNode, formatBytes(report.bytes.interNode));
   os << "  moves: " << report.allReduces << " all_reduce, "
      << report.reduceScatters << " reduce_scatter, " << report.repartitions
-     << " repartition\n";
+     << " repartition";
+  if (report.carries)
+    os << ", " << report.carries << " carried to the next step's arguments";
+  os << "\n";
   if (report.unplanned)
     os << "  unplanned operations (whole, on device 0): " << report.unplanned
        << "\n";

@@ -99,7 +99,11 @@ private:
 /// by every layer, is steered to a distribution all of them can use).
 class CostToGo {
 public:
-  CostToGo(PlanProblem &problem, double lambda) : problem(problem) {
+  /// `carried`, when not empty, gives per value carried to an argument
+  /// (ProblemValue::carriedTo) the distribution that argument is expected
+  /// in; the carry to it is charged like an operation's own cost.
+  CostToGo(PlanProblem &problem, double lambda, ArrayRef<unsigned> carried)
+      : problem(problem) {
     ArrayRef<ProblemNode> nodes = problem.getNodes();
     ArrayRef<ProblemValue> values = problem.getValues();
     perValue.resize(values.size());
@@ -112,9 +116,13 @@ public:
       choiceCost.clear();
       for (const ProblemChoice &choice : node.choices) {
         double cost = choice.time + lambda * choice.memoryBytes;
-        for (auto [r, v] : llvm::enumerate(node.resultValues))
-          if (v >= 0)
-            cost += getTotal(v, choice.results[r]);
+        for (auto [r, v] : llvm::enumerate(node.resultValues)) {
+          if (v < 0)
+            continue;
+          cost += getTotal(v, choice.results[r]);
+          if (!carried.empty() && values[v].carriedTo >= 0)
+            cost += problem.getEdgeCost(v, choice.results[r], carried[v]);
+        }
         choiceCost.push_back(cost);
       }
       for (auto [operand, v] : llvm::enumerate(node.operandValues))
@@ -241,8 +249,10 @@ private:
 /// The dynamic program over the nodes in program order.
 class FrontierSearch {
 public:
-  FrontierSearch(PlanProblem &problem, const SearchOptions &options)
-      : problem(problem), options(options), costToGo(problem, options.lambda) {}
+  FrontierSearch(PlanProblem &problem, const SearchOptions &options,
+                 ArrayRef<unsigned> carried = {})
+      : problem(problem), options(options),
+        costToGo(problem, options.lambda, carried) {}
 
   SearchResult run();
 
@@ -312,6 +322,34 @@ StateSet FrontierSearch::step(unsigned n, const StateSet &states,
       rows[k][s] = it->second;
     }
   }
+  // Carried results: the cost of moving each to its argument's
+  // distribution (found in the key), per distinct distribution and choice.
+  struct Carry {
+    unsigned slot, result;
+    std::vector<double> table;
+    std::vector<uint32_t> rows;
+  };
+  SmallVector<Carry, 2> carries;
+  for (auto [r, v] : llvm::enumerate(node.resultValues)) {
+    if (v < 0 || values[v].carriedTo < 0)
+      continue;
+    auto *it = llvm::find(frontier, values[v].carriedTo);
+    if (it == frontier.end())
+      continue; // not read before: nothing to keep it in
+    Carry carry{unsigned(it - frontier.begin()), unsigned(r), {}, {}};
+    llvm::DenseMap<uint32_t, uint32_t> rowOf;
+    carry.rows.resize(states.size());
+    for (size_t s = 0; s < states.size(); ++s) {
+      uint32_t dist = states.getKey(s)[carry.slot];
+      auto [row, inserted] = rowOf.try_emplace(dist, rowOf.size());
+      if (inserted)
+        for (const ProblemChoice &choice : node.choices)
+          carry.table.push_back(
+              problem.getEdgeCost(v, choice.results[r], dist));
+      carry.rows[s] = row->second;
+    }
+    carries.push_back(std::move(carry));
+  }
   SmallVector<double, 64> base(numChoices);
   for (auto [c, choice] : llvm::enumerate(node.choices))
     base[c] = choice.time + options.lambda * choice.memoryBytes;
@@ -327,6 +365,8 @@ StateSet FrontierSearch::step(unsigned n, const StateSet &states,
       for (auto [k, slot] : llvm::enumerate(operandSlot))
         if (slot >= 0)
           cost += tables[k][size_t(rows[k][s]) * numChoices + c];
+      for (const Carry &carry : carries)
+        cost += carry.table[size_t(carry.rows[s]) * numChoices + c];
       for (auto [i, r] : llvm::enumerate(newResults))
         key[keptSlots.size() + i] = node.choices[c].results[r];
       expanded.relax(key, cost, uint32_t(s), uint32_t(c));
@@ -413,7 +453,29 @@ SearchResult FrontierSearch::run() {
 
 SearchResult plan::searchPlan(PlanProblem &problem,
                               const SearchOptions &options) {
-  return FrontierSearch(problem, options).run();
+  SearchResult best = FrontierSearch(problem, options).run();
+  // The estimate of the cost to go cannot see a carry (a weight's update
+  // written in other tiles than the weight is read in) before its argument
+  // has a distribution, so a pruned search may settle the update's inputs
+  // too early. Searching again with the carries of the best plan so far
+  // charged in the estimate steers them; the best plan wins.
+  ArrayRef<ProblemValue> values = problem.getValues();
+  if (!best.pruned || llvm::none_of(values, [](const ProblemValue &v) {
+        return v.carriedTo >= 0;
+      }))
+    return best;
+  for (unsigned round = 0; round < 3; ++round) {
+    std::vector<unsigned> carried(values.size(), 0);
+    for (auto [id, v] : llvm::enumerate(values))
+      if (v.carriedTo >= 0)
+        carried[id] = problem.getValueDist(v.carriedTo, best.plan);
+    SearchResult next = FrontierSearch(problem, options, carried).run();
+    next.maxStates = std::max(next.maxStates, best.maxStates);
+    if (next.cost >= best.cost)
+      break;
+    best = std::move(next);
+  }
+  return best;
 }
 
 //===----------------------------------------------------------------------===//
@@ -447,6 +509,11 @@ public:
         total += problem.getEdgeCost(v, problem.getValueDist(v, plan),
                                      choice.operands[k]);
       }
+      for (auto [r, v] : llvm::enumerate(node.resultValues))
+        if (v >= 0 && problem.getValues()[v].carriedTo >= 0)
+          total += problem.getEdgeCost(
+              v, choice.results[r],
+              problem.getValueDist(problem.getValues()[v].carriedTo, plan));
       run(n + 1, total);
     }
   }

@@ -59,11 +59,27 @@ public:
     SmallVector<Value> results = {values.back().first};
     if (pick(2))
       results.push_back(values[numArgs + pick(numOps - 1)].first);
+    // Half of the graphs return an argument's next value (a training
+    // step's update), carried back to it.
+    std::optional<unsigned> carried;
+    if (pick(2)) {
+      carried = pick(numArgs);
+      const std::string &labels = argLabels[*carried];
+      auto [last, lastLabels] = values.back();
+      Value next = EinsumOp::create(
+          b, loc, typeOf(labels), labels + "," + lastLabels + "->" + labels,
+          CombinerKind::add, AggregationKind::sum,
+          ValueRange{entry->getArgument(*carried), last});
+      results.push_back(next);
+    }
     func::ReturnOp::create(b, loc, results);
     SmallVector<Type> resultTypes;
     for (Value v : results)
       resultTypes.push_back(v.getType());
     func.setType(b.getFunctionType(argTypes, resultTypes));
+    if (carried)
+      func.setResultAttr(results.size() - 1, "tra.carries",
+                         b.getI64IntegerAttr(*carried));
     EXPECT_TRUE(succeeded(verify(*module)));
     return module;
   }

@@ -78,7 +78,10 @@ def TrainStepPass : Pass<"tra-train-step", "::mlir::ModuleOp"> {
     (1 for the first step), are 0-d f32 arguments, so a schedule needs no
     recompilation. Optimizer states (`<p>.adam_m`, `<p>.adam_v`, or
     `<p>.momentum`) are arguments after the loss's; the step returns the
-    loss, `grad_norm`, then `<p>_out` for every parameter and state.
+    loss, `grad_norm`, then `<p>_out` for every parameter and state, each
+    marked `tra.carries = N` with the position of the argument the next
+    step reads it as (the planner charges writing it in other tiles than
+    that argument is read in).
 
     ```mlir
     func.func @loss(%x: tensor<4x8xf32> {tra.name = "x"},
@@ -95,8 +98,8 @@ def TrainStepPass : Pass<"tra-train-step", "::mlir::ModuleOp"> {
                           %lr: tensor<f32> {tra.name = "lr"})
         -> (tensor<f32> {tra.name = "result0"},
             tensor<f32> {tra.name = "grad_norm"},
-            tensor<8x2xf32> {tra.name = "w_out"},
-            tensor<8x2xf32> {tra.name = "w.momentum_out"})
+            tensor<8x2xf32> {tra.name = "w_out", tra.carries = 1},
+            tensor<8x2xf32> {tra.name = "w.momentum_out", tra.carries = 2})
     ```
   }];
   let options = [

@@ -13,6 +13,12 @@
 // bound to exactly what that use reads; one with several uses becomes a node
 // whose choices are the distributions its uses may read.
 //
+// A result marked `tra.carries = N` is the next call's argument N (a
+// training step's updated weights and optimizer states): the objective also
+// charges converting it from the distribution its producer writes to the
+// one argument N is read in, so that a plan does not update a weight in
+// shards that the next step must gather first.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef TRA_OPTIMIZER_PLANPROBLEM_H
@@ -83,6 +89,18 @@ struct ProblemValue {
   int aliasOf = -1;
   /// Node of the last use, after views are taken into account.
   unsigned lastUse = 0;
+  /// A returned value the caller passes back as an argument of the next
+  /// call (result attribute `tra.carries`: a training step's updated
+  /// weights and optimizer states): that argument's value id, else -1. Its
+  /// producer pays for moving it to the argument's distribution.
+  int carriedTo = -1;
+  /// An argument some result is carried to: a source node even with one
+  /// use, kept in the search's frontier until that result is made.
+  bool isCarryTarget = false;
+  /// An argument read only by the producer of the result carried to it
+  /// (an optimizer state): that result's value id, else -1. It stays a bound
+  /// source; each choice of the producer pays for the carry.
+  int carriedFrom = -1;
 
   double getBytes() const;
 };

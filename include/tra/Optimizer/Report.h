@@ -52,6 +52,9 @@ struct PlanReport {
   unsigned allReduces = 0;
   unsigned reduceScatters = 0;
   unsigned repartitions = 0;
+  /// Results moved to their `tra.carries` argument's distribution for the
+  /// next call.
+  unsigned carries = 0;
   /// Operations without a plan (run whole on device 0).
   unsigned unplanned = 0;
   MemoryUse memory;
