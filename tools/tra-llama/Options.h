@@ -9,4 +9,9 @@
 /// the LLVM and MLIR options linked into the tool.
 llvm::cl::OptionCategory &getToolCategory();
 
+/// Prints an error for every option given that is not tra-llama's (LLVM
+/// registers hidden options such as --threads that would otherwise be
+/// accepted and ignored) and returns whether there was one.
+bool rejectForeignOptions();
+
 #endif // TRA_TOOLS_TRA_LLAMA_OPTIONS_H

@@ -83,11 +83,6 @@ namespace cl = llvm::cl;
 namespace rt = ::tra::rt;
 namespace engine = ::tra::engine;
 
-llvm::cl::OptionCategory &getToolCategory() {
-  static cl::OptionCategory category("tra-llama options");
-  return category;
-}
-
 static cl::opt<std::string>
     command(cl::Positional, cl::Required,
             cl::desc("<emit|run|tokenize|reshard|train>"),
@@ -724,6 +719,8 @@ int main(int argc, char **argv) {
   llvm::InitLLVM y(argc, argv);
   cl::HideUnrelatedOptions(getToolCategory());
   cl::ParseCommandLineOptions(argc, argv, "tra LLaMA front end\n");
+  if (rejectForeignOptions())
+    return 1;
   if (command == "tokenize")
     return tokenize();
   if (command == "reshard")
