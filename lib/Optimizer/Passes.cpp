@@ -71,6 +71,7 @@ struct AssignPartitionsPass
     PlannerOptions options;
     options.beam = beam;
     options.choices.maxSplitIndices = maxSplitIndices;
+    options.recompute = recompute;
     if (!model || !planAll(getOperation(), [&](func::FuncOp func) {
           return assignPartitions(func, *model, options);
         }))
@@ -97,6 +98,7 @@ struct DecomposePass : public mlir::tra::impl::DecomposeBase<DecomposePass> {
     PlannerOptions options;
     options.beam = beam;
     options.choices.maxSplitIndices = maxSplitIndices;
+    options.recompute = recompute;
     if (!model || !planAll(getOperation(), [&](func::FuncOp func) {
           return planFunction(func, *model, options);
         }))

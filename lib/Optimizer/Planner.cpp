@@ -2,6 +2,7 @@
 
 #include "tra/Optimizer/Planner.h"
 #include "tra/Dialect/Plan/IR/PlanDialect.h"
+#include "tra/Optimizer/Recompute.h"
 #include "tra/Optimizer/Report.h"
 
 #include "mlir/IR/Builders.h"
@@ -217,32 +218,108 @@ static void recordPlan(func::FuncOp func, PlanProblem &problem,
       recordSource(func, problem, id, plan);
 }
 
-llvm::Expected<PlanSummary>
-plan::assignPartitions(func::FuncOp func, const CostModel &model,
-                       const PlannerOptions &options) {
-  auto start = std::chrono::steady_clock::now();
+namespace {
+/// One planning of one function: its problem and the best plan found, or
+/// why none fits.
+struct Attempt {
+  std::unique_ptr<PlanProblem> problem;
+  PlanSummary summary;
+  /// The minimum bytes of arguments and of activations.
+  double arguments = 0, activations = 0;
+  std::variant<SearchResult, Overflow> found;
+
+  bool tooLarge(const CostModel &model) const {
+    return arguments + activations >
+           double(model.getHardware().totalMemoryBytes());
+  }
+  const SearchResult *getFitting() const {
+    return std::get_if<SearchResult>(&found);
+  }
+};
+} // namespace
+
+static llvm::Expected<Attempt> attemptPlan(func::FuncOp func,
+                                           const CostModel &model,
+                                           const PlannerOptions &options) {
   ProblemOptions problemOptions;
   problemOptions.choices = options.choices;
   auto problemOr = PlanProblem::build(func, model, problemOptions);
   if (!problemOr)
     return problemOr.takeError();
-  PlanProblem &problem = **problemOr;
-  PlanSummary summary;
-  summary.numNodes = problem.getNodes().size();
+  Attempt attempt;
+  attempt.problem = std::move(*problemOr);
+  PlanProblem &problem = *attempt.problem;
+  attempt.summary.numNodes = problem.getNodes().size();
   for (const ProblemNode &node : problem.getNodes())
-    summary.numChoices += node.choices.size();
+    attempt.summary.numChoices += node.choices.size();
+  std::tie(attempt.arguments, attempt.activations) = problem.getMinimumBytes();
+  if (attempt.tooLarge(model)) {
+    attempt.found = Overflow{};
+    return std::move(attempt);
+  }
+  attempt.found = ConstrainedSearch(problem, options, attempt.summary).run();
+  if (const SearchResult *best = attempt.getFitting()) {
+    attempt.summary.estimatedTime = problem.evaluate(best->plan, 0.0);
+    attempt.summary.memory = problem.getMemoryUse(best->plan);
+  }
+  return std::move(attempt);
+}
 
-  auto [arguments, activations] = problem.getMinimumBytes();
-  if (arguments + activations > double(model.getHardware().totalMemoryBytes()))
-    return makeTooLargeError(func, model, arguments, activations);
-
-  auto found = ConstrainedSearch(problem, options, summary).run();
-  if (auto *overflow = std::get_if<Overflow>(&found))
-    return makeNoFitError(func, model, *overflow, arguments + activations);
-  const SearchResult &best = std::get<SearchResult>(found);
-  summary.estimatedTime = problem.evaluate(best.plan, 0.0);
-  summary.memory = problem.getMemoryUse(best.plan);
-  recordPlan(func, problem, best.plan, model);
+llvm::Expected<PlanSummary>
+plan::assignPartitions(func::FuncOp func, const CostModel &model,
+                       const PlannerOptions &options) {
+  auto start = std::chrono::steady_clock::now();
+  llvm::Expected<Attempt> stored = attemptPlan(func, model, options);
+  if (!stored)
+    return stored.takeError();
+  Attempt *chosen = &*stored;
+  // Storing every activation does not fit, or fits only with a memory
+  // penalty (weights cut that would rather be replicated): plan again with
+  // the activations the backward pass reads recomputed there, and keep the
+  // faster plan that fits.
+  std::optional<Attempt> recomputed;
+  unsigned numRecomputed = 0;
+  bool useRecomputed = false;
+  const SearchResult *fitting = stored->getFitting();
+  if (options.recompute && (!fitting || stored->summary.lambda > 0)) {
+    OwningOpRef<func::FuncOp> copy = func.clone();
+    numRecomputed = recomputeActivations(*copy);
+    if (numRecomputed) {
+      llvm::Expected<Attempt> again = attemptPlan(*copy, model, options);
+      if (!again)
+        return again.takeError();
+      stored->summary.searches += again->summary.searches;
+      again->summary.searches = stored->summary.searches;
+      const SearchResult *other = again->getFitting();
+      useRecomputed = other && (!fitting || again->summary.estimatedTime <
+                                                stored->summary.estimatedTime);
+      // Neither fits: the error states what recomputing leaves.
+      if (useRecomputed || !fitting) {
+        recomputed = std::move(*again);
+        chosen = &*recomputed;
+        // The problem refers to the copy's operations: they move over.
+        if (useRecomputed)
+          func.getBody().takeBody(copy->getBody());
+      }
+    }
+  }
+  auto withRecompute = [&](llvm::Error error) -> llvm::Error {
+    if (!recomputed)
+      return error;
+    return llvm::createStringError(
+        llvm::toString(std::move(error)) + ", with " +
+        std::to_string(numRecomputed) +
+        " elementwise activations recomputed instead of kept");
+  };
+  if (chosen->tooLarge(model))
+    return withRecompute(
+        makeTooLargeError(func, model, chosen->arguments, chosen->activations));
+  if (auto *overflow = std::get_if<Overflow>(&chosen->found))
+    return withRecompute(makeNoFitError(
+        func, model, *overflow, chosen->arguments + chosen->activations));
+  PlanSummary summary = chosen->summary;
+  summary.recomputed = useRecomputed ? numRecomputed : 0;
+  recordPlan(func, *chosen->problem, chosen->getFitting()->plan, model);
   summary.planningSeconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
           .count();

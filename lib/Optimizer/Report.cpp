@@ -3,6 +3,7 @@
 #include "tra/Optimizer/Report.h"
 #include "tra/Dialect/Plan/IR/PlanDialect.h"
 #include "tra/Optimizer/IndexSpace.h"
+#include "tra/Optimizer/Recompute.h"
 
 #include "tra/Dialect/TRA/IR/TRAOps.h"
 
@@ -75,6 +76,8 @@ static std::string describeOp(Operation *op) {
             stringifyAggregationKind(*scatter.getFrom().getPartial()).str() +
             " dim " + std::to_string(scatter.getDim());
   }
+  if (op->hasAttr(kRecomputedAttrName))
+    text += " (recomputed)";
   return text;
 }
 
@@ -338,6 +341,10 @@ PlanReport plan::analyzePlan(func::FuncOp func, const CostModel &model) {
       row.split = split ? splitText(split) : "-";
       row.time = getOpTime(&op, model);
       report.computeTime += row.time;
+      if (op.hasAttr(kRecomputedAttrName)) {
+        ++report.recomputed;
+        report.recomputeTime += row.time;
+      }
       report.unplanned += !dist;
     }
     tracker.visit(&op, dists);
@@ -399,6 +406,11 @@ void plan::printExplain(func::FuncOp func, const CostModel &model,
   if (report.carries)
     os << ", " << report.carries << " carried to the next step's arguments";
   os << "\n";
+  if (report.recomputed)
+    os << "  recomputed: " << report.recomputed
+       << " elementwise operations run again where the backward pass reads "
+          "their results instead of keeping them ("
+       << formatSeconds(report.recomputeTime) << ")\n";
   if (report.unplanned)
     os << "  unplanned operations (whole, on device 0): " << report.unplanned
        << "\n";

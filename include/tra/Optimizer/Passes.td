@@ -18,6 +18,12 @@ defvar PlanMaxSplitOption =
     Option<"maxSplitIndices", "max-split-indices", "unsigned",
            /*default=*/"2",
            "Largest number of indices one operation may be split along">;
+defvar PlanRecomputeOption =
+    Option<"recompute", "recompute", "bool", /*default=*/"true",
+           "When keeping every activation does not fit (or fits only by "
+           "cutting weights), also plan with elementwise activations "
+           "recomputed where they are read again, and keep the faster plan "
+           "(marked tra.recomputed)">;
 
 def AssignPartitions : Pass<"tra-assign-partitions", "::mlir::ModuleOp"> {
   let summary = "choose a distribution for every tensor with the cost model";
@@ -35,7 +41,11 @@ def AssignPartitions : Pass<"tra-assign-partitions", "::mlir::ModuleOp"> {
 
     Functions must not contain calls (run `--inline` first). A model that
     does not fit in the memory of the hardware is an error that states the
-    bytes needed and available.
+    bytes needed and available. Before giving up (and whenever the plan fits
+    only with a memory penalty), the planner also plans the function with
+    elementwise activations that are read again much later (a training
+    step's backward pass) computed again there instead of kept, and keeps
+    the faster plan that fits; the copies carry `tra.recomputed`.
 
     Before, on 2 devices:
     ```mlir
@@ -57,7 +67,8 @@ def AssignPartitions : Pass<"tra-assign-partitions", "::mlir::ModuleOp"> {
     }
     ```
   }];
-  let options = [PlanHardwareOption, PlanBeamOption, PlanMaxSplitOption];
+  let options = [PlanHardwareOption, PlanBeamOption, PlanMaxSplitOption,
+                 PlanRecomputeOption];
   let dependentDialects = ["::mlir::tra::plan::PlanDialect"];
 }
 
@@ -109,7 +120,8 @@ def Decompose : Pass<"tra-decompose", "::mlir::ModuleOp"> {
     tra-opt --inline --tra-decompose="hw=hw/dgx-8.json" model.mlir
     ```
   }];
-  let options = [PlanHardwareOption, PlanBeamOption, PlanMaxSplitOption];
+  let options = [PlanHardwareOption, PlanBeamOption, PlanMaxSplitOption,
+                 PlanRecomputeOption];
   let dependentDialects = ["::mlir::tra::plan::PlanDialect"];
 }
 

@@ -29,6 +29,10 @@ struct PlannerOptions {
   /// See SearchOptions::beam.
   unsigned beam = 32;
   ChoiceOptions choices;
+  /// When storing every activation does not fit (or fits only with a
+  /// memory penalty), also plan with elementwise activations recomputed
+  /// where the backward pass reads them (Recompute.h) and keep the faster.
+  bool recompute = true;
 };
 
 /// What planning one function found.
@@ -45,6 +49,9 @@ struct PlanSummary {
   size_t maxStates = 0;
   bool pruned = false;
   MemoryUse memory;
+  /// Operations the plan computes twice rather than keep their results
+  /// (Recompute.h); 0 when it stores every activation.
+  unsigned recomputed = 0;
   /// Wall-clock seconds spent planning.
   double planningSeconds = 0;
 };

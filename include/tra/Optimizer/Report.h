@@ -55,6 +55,10 @@ struct PlanReport {
   /// Results moved to their `tra.carries` argument's distribution for the
   /// next call.
   unsigned carries = 0;
+  /// Operations computed again instead of keeping their results
+  /// (Recompute.h), and their estimated seconds (part of computeTime).
+  unsigned recomputed = 0;
+  double recomputeTime = 0;
   /// Operations without a plan (run whole on device 0).
   unsigned unplanned = 0;
   MemoryUse memory;
