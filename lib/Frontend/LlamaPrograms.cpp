@@ -116,18 +116,72 @@ buildTrainStepModule(MLIRContext &context, const ::tra::rt::LlamaParams &params,
   return module;
 }
 
+/// Plans the training step of `module` for `hardware` (for one device, a
+/// memory check that may recompute activations: plan::planForOneDevice),
+/// prints the EXPLAIN report to `explain` when given, and notes the plan's
+/// estimated step time and largest per-device memory.
+static llvm::Error planTrainStep(ModuleOp module,
+                                 const ::tra::hw::HardwareDescription &hardware,
+                                 llvm::raw_ostream &notes,
+                                 llvm::raw_ostream *explain) {
+  plan::PlanOptions planOptions;
+  planOptions.entry = "train_step";
+  bool oneDevice = hardware.numDevices() == 1;
+  // One device: the copy planned is the one reported.
+  OwningOpRef<ModuleOp> planned;
+  ModuleOp target = module;
+  if (oneDevice) {
+    planned = module.clone();
+    target = *planned;
+  }
+  llvm::Expected<llvm::StringMap<plan::PlanSummary>> summaries =
+      plan::planModule(target, hardware, planOptions);
+  if (!summaries)
+    return llvm::createStringError("cannot plan the training step for " +
+                                   hardware.getName() + ": " +
+                                   llvm::toString(summaries.takeError()));
+  auto func = target.lookupSymbol<func::FuncOp>("train_step");
+  plan::CostModel model(hardware);
+  if (explain)
+    plan::printExplain(func, model, *explain, &(*summaries)["train_step"]);
+  plan::PlanReport report = plan::analyzePlan(func, model);
+  double peak = 0;
+  for (unsigned d = 0; d < hardware.numDevices(); ++d)
+    peak = std::max(peak, report.memory.getPeak(d));
+  notes << "training step planned for " << hardware.numDevices()
+        << (oneDevice ? " device" : " devices") << ": estimated "
+        << plan::formatSeconds(report.getStepTime()) << " per step (compute "
+        << plan::formatSeconds(report.computeTime) << ", moves "
+        << plan::formatSeconds(report.communicationTime) << "), at most "
+        << plan::formatBytes(peak) << " per device";
+  if (report.recomputed)
+    notes << ", " << report.recomputed
+          << " activations recomputed instead of kept";
+  notes << "\n";
+  // One device compiles the whole step, with the plan's recomputation.
+  if (oneDevice && report.recomputed) {
+    plan::discardPlan(target);
+    module.getBodyRegion().takeBody(target.getBodyRegion());
+  }
+  return llvm::Error::success();
+}
+
 llvm::Expected<CompiledProgram> mlir::tra::compileLlamaTrainStep(
     MLIRContext &context, const ::tra::rt::LlamaParams &params, int64_t batch,
-    int64_t seq, const OptimizerOptions &optimizer, int64_t threads,
-    StringRef cacheDirectory, StringRef keyExtra, llvm::raw_ostream &notes) {
+    int64_t seq, const OptimizerOptions &optimizer,
+    const ::tra::hw::HardwareDescription &hardware, int64_t threads,
+    StringRef cacheDirectory, llvm::raw_ostream &notes,
+    llvm::raw_ostream *explain) {
   llvm::Expected<OwningOpRef<ModuleOp>> module =
       buildTrainStepModule(context, params, batch, seq, optimizer);
   if (!module)
     return module.takeError();
+  if (llvm::Error error = planTrainStep(**module, hardware, notes, explain))
+    return std::move(error);
   CodegenOptions options = stepOptions(threads);
   options.entry = "train_step";
-  return loadOrCompileProgram(**module, options, cacheDirectory, keyExtra,
-                              notes);
+  return loadOrCompileProgram(**module, options, cacheDirectory,
+                              hardware.toJSONText(), notes);
 }
 
 llvm::Expected<CachedLibrary> mlir::tra::compileLlamaDistributedTrainStep(
@@ -140,27 +194,8 @@ llvm::Expected<CachedLibrary> mlir::tra::compileLlamaDistributedTrainStep(
       buildTrainStepModule(context, params, batch, seq, optimizer);
   if (!module)
     return module.takeError();
-  plan::PlanOptions planOptions;
-  planOptions.entry = "train_step";
-  llvm::Expected<llvm::StringMap<plan::PlanSummary>> planned =
-      plan::planModule(**module, hardware, planOptions);
-  if (!planned)
-    return llvm::createStringError("cannot plan the training step for " +
-                                   hardware.getName() + ": " +
-                                   llvm::toString(planned.takeError()));
-  auto func = (*module)->lookupSymbol<func::FuncOp>("train_step");
-  plan::CostModel model(hardware);
-  if (explain)
-    plan::printExplain(func, model, *explain, &(*planned)["train_step"]);
-  plan::PlanReport report = plan::analyzePlan(func, model);
-  double peak = 0;
-  for (unsigned d = 0; d < hardware.numDevices(); ++d)
-    peak = std::max(peak, report.memory.getPeak(d));
-  notes << "training step planned for " << hardware.numDevices()
-        << " devices: estimated " << plan::formatSeconds(report.getStepTime())
-        << " per step (compute " << plan::formatSeconds(report.computeTime)
-        << ", moves " << plan::formatSeconds(report.communicationTime)
-        << "), at most " << plan::formatBytes(peak) << " per device\n";
+  if (llvm::Error error = planTrainStep(**module, hardware, notes, explain))
+    return std::move(error);
   CodegenOptions options = stepOptions(threads);
   options.entry = "train_step";
   llvm::Expected<CachedLibrary> library = findOrCompileDistributedLibrary(

@@ -111,6 +111,61 @@ plan::planModule(ModuleOp module,
   return summaries;
 }
 
+void plan::discardPlan(ModuleOp module) {
+  auto isPlan = [](NamedAttribute attr) {
+    return attr.getName().getValue().starts_with("tra_plan.");
+  };
+  auto strip = [&](Operation *op) {
+    SmallVector<StringAttr> names;
+    for (NamedAttribute attr : op->getDiscardableAttrs())
+      if (isPlan(attr))
+        names.push_back(attr.getName());
+    for (StringAttr name : names)
+      op->removeDiscardableAttr(name);
+  };
+  for (auto func : module.getOps<func::FuncOp>()) {
+    strip(func);
+    for (unsigned i = 0; i < func.getNumArguments(); ++i) {
+      SmallVector<StringAttr> names;
+      for (NamedAttribute attr :
+           mlir::function_interface_impl::getArgAttrs(func, i))
+        if (isPlan(attr))
+          names.push_back(attr.getName());
+      for (StringAttr name : names)
+        func.removeArgAttr(i, name);
+    }
+    func.walk([&](Operation *op) {
+      if (op != func)
+        strip(op);
+    });
+  }
+}
+
+llvm::Expected<llvm::StringMap<PlanSummary>>
+plan::planForOneDevice(ModuleOp module,
+                       const ::tra::hw::HardwareDescription &hardware,
+                       const PlanOptions &options) {
+  OwningOpRef<ModuleOp> planned = module.clone();
+  auto summaries = planModule(*planned, hardware, options);
+  if (!summaries)
+    return summaries.takeError();
+  if (llvm::none_of(*summaries,
+                    [](const auto &entry) { return entry.second.recomputed; }))
+    return summaries;
+  // One device: no moves to undo, only the plan's attributes.
+  bool moves = false;
+  planned->walk([&](Operation *op) {
+    moves |= op->getDialect() && op->getDialect()->getNamespace() ==
+                                     PlanDialect::getDialectNamespace();
+  });
+  if (moves)
+    return llvm::createStringError(
+        "internal error: a plan for one device moves tiles");
+  discardPlan(*planned);
+  module.getBodyRegion().takeBody(planned->getBodyRegion());
+  return summaries;
+}
+
 void plan::buildPlanningPipeline(OpPassManager &pm,
                                  const PlanPipelineOptions &options) {
   addInliningPasses(pm);

@@ -177,7 +177,8 @@ private:
   static EmitKind emitKind(const Options &options);
   OwningOpRef<ModuleOp> load();
   int checkEntry(ModuleOp module);
-  int plan(ModuleOp module, const ::tra::hw::HardwareDescription &hw);
+  int plan(ModuleOp module, const ::tra::hw::HardwareDescription &hw,
+           bool oneDevice = false);
   int emitPlan(ModuleOp module, const plan::CostModel &model);
   int emitDistributed(ModuleOp module, const ::tra::hw::HardwareDescription &hw,
                       bool cuda);
@@ -243,12 +244,14 @@ int Compiler::checkEntry(ModuleOp module) {
 /// Plans `module` for `hw` (plan::planModule); a function planned already
 /// (e.g. a plan edited by hand) is kept if it is consistent and made for
 /// this many devices.
-int Compiler::plan(ModuleOp module, const ::tra::hw::HardwareDescription &hw) {
+int Compiler::plan(ModuleOp module, const ::tra::hw::HardwareDescription &hw,
+                   bool oneDevice) {
   plan::PlanOptions planOptions;
   planOptions.entry = options.entry;
   planOptions.planner.beam = options.beam;
   planOptions.planner.choices.maxSplitIndices = options.maxSplit;
-  auto planned = plan::planModule(module, hw, planOptions);
+  auto planned = oneDevice ? plan::planForOneDevice(module, hw, planOptions)
+                           : plan::planModule(module, hw, planOptions);
   if (!planned)
     return fail(llvm::toString(planned.takeError()));
   summaries = std::move(*planned);
@@ -285,7 +288,8 @@ int Compiler::emitPlan(ModuleOp module, const plan::CostModel &model) {
 
 /// Code generation. A plan for one device keeps every tensor whole, so the
 /// model is planned on a copy (which checks that it fits the device's
-/// memory) and the unpartitioned module is compiled.
+/// memory) and the unpartitioned module is compiled, with the activations
+/// recomputed that the plan recomputes (plan::planForOneDevice).
 int Compiler::emitNative(ModuleOp module,
                          const ::tra::hw::HardwareDescription &hw) {
   if (options.output.empty() && emit != EmitKind::Mlir)
@@ -306,8 +310,7 @@ int Compiler::emitNative(ModuleOp module,
                 "device (one MPI rank per device)");
   if (hw.numDevices() != 1)
     return emitDistributed(module, hw, cuda);
-  OwningOpRef<ModuleOp> planned = module.clone();
-  if (int status = plan(*planned, hw))
+  if (int status = plan(module, hw, /*oneDevice=*/true))
     return status;
   CodegenOptions codegen = codegenOptions();
   codegen.numThreads =

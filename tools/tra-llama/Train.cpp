@@ -101,10 +101,10 @@ static cl::opt<int64_t> saveEvery("save-every",
 
 static cl::opt<bool>
     explainPlan("explain",
-                cl::desc("train: on hardware with several devices, print "
-                         "the plan of the training step (EXPLAIN: where each "
-                         "tensor's tiles are, where the gradients are "
-                         "aggregated, the moves and memory per device)"),
+                cl::desc("train: print the plan of the training step "
+                         "(EXPLAIN: where each tensor's tiles are, where the "
+                         "gradients are aggregated, the moves, the memory "
+                         "per device and the activations recomputed)"),
                 cl::init(false), cl::cat(getToolCategory()));
 
 static int fail(const llvm::Twine &message) {
@@ -205,6 +205,13 @@ readTokens(const std::string &path, const std::string &tokenizer) {
   return tok->encode(*text, /*bos=*/true);
 }
 
+/// Prints the compiler's notes, one "tra-llama: " line each.
+static void printNotes(llvm::StringRef notes) {
+  for (llvm::StringRef line : llvm::split(notes.rtrim(), '\n'))
+    if (!line.empty())
+      llvm::errs() << "tra-llama: " << line << "\n";
+}
+
 /// Training on hardware with several devices: the step is planned for it
 /// and compiled into one library of every rank's program, and the whole run
 /// is one `mpirun -np N tra-llama-train-worker` job. The ranks read their
@@ -262,9 +269,7 @@ static int trainDistributed(MLIRContext &context, const TrainRequest &request,
       context, params, batchSize, seq, optimizer, hw, threads,
       request.cacheDirectory, scratch, notesOs,
       explainPlan ? &llvm::outs() : nullptr);
-  for (llvm::StringRef line : llvm::split(llvm::StringRef(notes).rtrim(), '\n'))
-    if (!line.empty())
-      llvm::errs() << "tra-llama: " << line << "\n";
+  printNotes(notes);
   if (!library)
     return fail(llvm::toString(library.takeError()));
   double seconds =
@@ -454,10 +459,10 @@ int mlir::tra::runTrain(const TrainRequest &request) {
   std::string notes;
   llvm::raw_string_ostream notesOs(notes);
   auto t0 = std::chrono::steady_clock::now();
-  llvm::Expected<CompiledProgram> compiled =
-      compileLlamaTrainStep(context, params, batchSize, seq, opt, threads,
-                            request.cacheDirectory, hw->toJSONText(), notesOs);
-  llvm::errs() << notes;
+  llvm::Expected<CompiledProgram> compiled = compileLlamaTrainStep(
+      context, params, batchSize, seq, opt, *hw, threads,
+      request.cacheDirectory, notesOs, explainPlan ? &llvm::outs() : nullptr);
+  printNotes(notes);
   if (!compiled)
     return fail(llvm::toString(compiled.takeError()));
   double compileSeconds =

@@ -56,13 +56,19 @@ llvm::Expected<CachedLibrary> compileLlamaDistributedStep(
 /// Builds the training loss of `params` over `batch` sequences of `seq`
 /// tokens (buildLlamaTrainingModule), its whole training step with
 /// `optimizer` (buildTrainStep: every weight is a parameter) as
-/// @train_step, and compiles it for one device with `threads` threads (or
-/// loads it from `cacheDirectory`; `keyExtra` is part of the cache key).
-/// The runtime's engine::Trainer runs it.
+/// @train_step, plans it for the one device of `hardware` (its memory
+/// holds the weights, optimizer states and the activations the backward
+/// pass keeps, or some of those are recomputed: plan::planForOneDevice;
+/// `notes` gets the plan's line, `explain` the EXPLAIN report), and
+/// compiles it with `threads` threads (or loads it from `cacheDirectory`;
+/// the hardware is part of the cache key). The runtime's engine::Trainer
+/// runs it.
 llvm::Expected<CompiledProgram> compileLlamaTrainStep(
     MLIRContext &context, const ::tra::rt::LlamaParams &params, int64_t batch,
-    int64_t seq, const OptimizerOptions &optimizer, int64_t threads,
-    StringRef cacheDirectory, StringRef keyExtra, llvm::raw_ostream &notes);
+    int64_t seq, const OptimizerOptions &optimizer,
+    const ::tra::hw::HardwareDescription &hardware, int64_t threads,
+    StringRef cacheDirectory, llvm::raw_ostream &notes,
+    llvm::raw_ostream *explain = nullptr);
 
 /// The training step of compileLlamaTrainStep planned for `hardware` with
 /// the planning pipeline and compiled (or found in `cacheDirectory`) into a

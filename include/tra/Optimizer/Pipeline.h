@@ -74,6 +74,22 @@ llvm::Expected<llvm::StringMap<PlanSummary>>
 planModule(ModuleOp module, const ::tra::hw::HardwareDescription &hardware,
            const PlanOptions &options);
 
+/// Removes every tra_plan attribute from `module`'s functions, their
+/// arguments and their operations (a plan for one device, whose program
+/// is compiled unpartitioned).
+void discardPlan(ModuleOp module);
+
+/// Plans a copy of `module` for the one device of `hardware`, which checks
+/// that it fits the device's memory (a plan for one device keeps every
+/// tensor whole, so `module` itself is compiled unpartitioned). When a plan
+/// recomputes activations to fit (Recompute.h), `module` becomes the
+/// planned copy without its plan attributes, so that the program
+/// recomputes them too. Returns the summaries, or planModule's error.
+llvm::Expected<llvm::StringMap<PlanSummary>>
+planForOneDevice(ModuleOp module,
+                 const ::tra::hw::HardwareDescription &hardware,
+                 const PlanOptions &options);
+
 /// Options of the `tra-plan-pipeline` pass pipeline (those of
 /// tra-decompose).
 struct PlanPipelineOptions : public PassPipelineOptions<PlanPipelineOptions> {

@@ -293,6 +293,19 @@ struct EinsumLoops {
 };
 
 /// tra.einsum -> linalg.generic (or linalg.contract for contractions).
+/// An operation the planner added to compute a value again where it is read
+/// late (`tra.recomputed`, include/tra/Optimizer/Recompute.h) keeps the
+/// attribute on the op that makes its result, so that CSE does not merge it
+/// back into the original it repeats.
+static void keepRecomputed(Operation *op, ValueRange results) {
+  Attribute marker = op->getAttr("tra.recomputed");
+  if (!marker)
+    return;
+  for (Value result : results)
+    if (Operation *def = result.getDefiningOp())
+      def->setAttr("tra.recomputed", marker);
+}
+
 struct EinsumLowering : public OpConversionPattern<EinsumOp> {
   EinsumLowering(MLIRContext *ctx, const ConvertTRAToLinalgPassOptions &options)
       : OpConversionPattern(ctx), options(options) {}
@@ -336,7 +349,9 @@ struct EinsumLowering : public OpConversionPattern<EinsumOp> {
     else
       result = buildGeneric(rewriter, loc, op, adaptor.getInputs(), init, maps,
                             loops.iterators, aggregates, accType);
-    rewriter.replaceOp(op, convertTensor(rewriter, loc, result, elementType));
+    Value converted = convertTensor(rewriter, loc, result, elementType);
+    keepRecomputed(op, {result, converted});
+    rewriter.replaceOp(op, converted);
     return success();
   }
 
@@ -419,6 +434,7 @@ struct MapLowering : public OpConversionPattern<MapOp> {
           linalg::YieldOp::create(
               b, nl, mapping.lookupOrDefault(op.getYieldedValue()));
         });
+    keepRecomputed(op, generic.getResults());
     rewriter.replaceOp(op, generic.getResults());
     return success();
   }
@@ -641,9 +657,10 @@ struct ConvertLowering : public OpConversionPattern<ConvertOp> {
   LogicalResult
   matchAndRewrite(ConvertOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    rewriter.replaceOp(op,
-                       convertTensor(rewriter, op.getLoc(), adaptor.getInput(),
-                                     op.getType().getElementType()));
+    Value converted = convertTensor(rewriter, op.getLoc(), adaptor.getInput(),
+                                    op.getType().getElementType());
+    keepRecomputed(op, converted);
+    rewriter.replaceOp(op, converted);
     return success();
   }
 };
