@@ -237,7 +237,8 @@ private:
   }
 
   /// Plans a copy of `module` (the module itself stays unpartitioned, as
-  /// tra-compile compiles one-device models) and keeps its EXPLAIN report,
+  /// tra-compile compiles one-device models, but takes the copy's
+  /// recomputed activations) and keeps its EXPLAIN report,
   /// printed as `tra-compile --emit=plan --explain` prints it.
   void plan(ModuleOp module, const ::tra::hw::HardwareDescription &hardware,
             const CompileOptions &options, const DiagnosticCollector &diags) {
@@ -262,8 +263,16 @@ private:
         plan::printExplain(func, model, os, &summaries[func.getSymName()]);
     llvm::raw_string_ostream planOs(planned);
     copy->print(planOs);
-    if (hardware.numDevices() > 1)
+    if (hardware.numDevices() > 1) {
       plannedModule = std::move(copy);
+    } else if (llvm::any_of(summaries, [](const auto &entry) {
+                 return entry.second.recomputed != 0;
+               })) {
+      // One device compiles the whole module, recomputing what the plan
+      // recomputes (plan::planForOneDevice).
+      plan::discardPlan(*copy);
+      module.getBodyRegion().takeBody(copy->getBodyRegion());
+    }
   }
 
   /// Why the program cannot run in this process ("" if it can): hardware

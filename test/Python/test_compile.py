@@ -392,3 +392,37 @@ def test_gpu_devices_need_emulation(block_text):
     one = tra.compile(block_text, entry="ffn", hw=os.path.join(HW, "gpu-1.json"))
     with pytest.raises(ValueError, match="emulate_on_cpu=True"):
         one(**ffn_inputs())
+
+
+# -- recomputing activations on one device -----------------------------------
+
+
+def test_one_device_recomputes_what_its_plan_recomputes(cache_dir, tmp_path):
+    """A device too small to keep every activation of
+    test/Optimizer/recompute.mlir: the plan recomputes two, and the program
+    compiled in process does too and still equals the float64 reference."""
+    import importlib.util
+    import json
+    check_path = os.path.join(ROOT, "test", "Optimizer", "Inputs",
+                              "recompute_check.py")
+    spec = importlib.util.spec_from_file_location("recompute_check",
+                                                  check_path)
+    check = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(check)
+    with open(os.path.join(HW, "cpu-1node.json")) as f:
+        hw = json.load(f)
+    hw["name"] = "tight"
+    hw["nodes"][0]["devices"][0]["memory_bytes"] = 1900000
+    hw_path = tmp_path / "tight.json"
+    hw_path.write_text(json.dumps(hw))
+    with open(os.path.join(ROOT, "test", "Optimizer", "recompute.mlir")) as f:
+        text = f.read()
+    program = tra.compile(text, hw=str(hw_path), cache_dir=cache_dir)
+    assert program.explain().count("(recomputed)") == 2
+    rng = np.random.default_rng(3)
+    x = (0.1 * rng.standard_normal((256, 256))).astype(np.float32)
+    w = (0.1 * rng.standard_normal((256, 256))).astype(np.float32)
+    out = program(x=x, w=w)
+    want = check.reference(x.astype(np.float64), w.astype(np.float64))
+    for name in ("dw2", "dw1", "d1"):
+        assert_close(out[name], want[name])
