@@ -347,6 +347,41 @@ MoveStep CostModel::getMove(const TensorDist &from, const TensorDist &to,
   return makeStep(MoveStep::Kind::Repartition, from, to, 0, flows);
 }
 
+CostModel::MoveScaling CostModel::getMoveScaling(const TensorDist &from,
+                                                 const TensorDist &to,
+                                                 ArrayRef<int64_t> shape,
+                                                 int64_t elementBytes) const {
+  TransferAccumulator flows(*this);
+  addMoveFlows(from, to, shape, elementBytes, flows);
+  double bytes = double(elementBytes);
+  for (int64_t extent : shape)
+    bytes *= double(extent);
+  MoveScaling scaling;
+  scaling.latency = flows.getLatency();
+  scaling.secondsPerByte = bytes > 0 ? flows.getBusiest() / bytes : 0.0;
+  return scaling;
+}
+
+SmallVector<MoveStep, 4>
+CostModel::getReductionOptions(const TensorDist &from, ArrayRef<int64_t> shape,
+                               int64_t elementBytes) const {
+  SmallVector<MoveStep, 4> options;
+  if (!from.partial)
+    return options;
+  TransferAccumulator flows(*this);
+  addAllReduceFlows(from, shape, elementBytes, flows);
+  options.push_back(makeStep(MoveStep::Kind::AllReduce, from,
+                             from.withoutPartial(), 0, flows));
+  flows.clear();
+  addReduceScatterFlows(from, shape, elementBytes, flows);
+  for (unsigned dim = 0; dim < from.getRank(); ++dim)
+    if (std::optional<TensorDist> scattered =
+            getReduceScatterResult(from, shape, dim))
+      options.push_back(makeStep(MoveStep::Kind::ReduceScatter, from,
+                                 *scattered, dim, flows));
+  return options;
+}
+
 Conversion CostModel::getConversion(const TensorDist &from,
                                     const TensorDist &to,
                                     ArrayRef<int64_t> shape,
@@ -363,28 +398,15 @@ Conversion CostModel::getConversion(const TensorDist &from,
   };
   if (!from.partial)
     return finish(Conversion(), from);
-
-  TransferAccumulator flows(*this);
-  addAllReduceFlows(from, shape, elementBytes, flows);
-  TensorDist reduced = from.withoutPartial();
-  Conversion viaAllReduce;
-  viaAllReduce.steps.push_back(
-      makeStep(MoveStep::Kind::AllReduce, from, reduced, 0, flows));
-  best = finish(std::move(viaAllReduce), reduced);
-
-  flows.clear();
-  addReduceScatterFlows(from, shape, elementBytes, flows);
-  for (unsigned dim = 0; dim < from.getRank(); ++dim) {
-    std::optional<TensorDist> scattered =
-        getReduceScatterResult(from, shape, dim);
-    if (!scattered)
-      continue;
-    Conversion viaScatter;
-    viaScatter.steps.push_back(
-        makeStep(MoveStep::Kind::ReduceScatter, from, *scattered, dim, flows));
-    Conversion candidate = finish(std::move(viaScatter), *scattered);
-    if (candidate.time < best.time)
+  bool first = true;
+  for (MoveStep &reduction : getReductionOptions(from, shape, elementBytes)) {
+    TensorDist mid = reduction.to;
+    Conversion candidate;
+    candidate.steps.push_back(std::move(reduction));
+    candidate = finish(std::move(candidate), mid);
+    if (first || candidate.time < best.time)
       best = std::move(candidate);
+    first = false;
   }
   return best;
 }
@@ -393,26 +415,10 @@ Conversion CostModel::getReduction(const TensorDist &from,
                                    ArrayRef<int64_t> shape,
                                    int64_t elementBytes) const {
   Conversion best;
-  if (!from.partial)
-    return best;
-  TransferAccumulator flows(*this);
-  addAllReduceFlows(from, shape, elementBytes, flows);
-  best.steps.push_back(makeStep(MoveStep::Kind::AllReduce, from,
-                                from.withoutPartial(), 0, flows));
-  best.time = best.steps.back().time;
-  flows.clear();
-  addReduceScatterFlows(from, shape, elementBytes, flows);
-  for (unsigned dim = 0; dim < from.getRank(); ++dim) {
-    std::optional<TensorDist> scattered =
-        getReduceScatterResult(from, shape, dim);
-    if (!scattered)
-      continue;
-    MoveStep step =
-        makeStep(MoveStep::Kind::ReduceScatter, from, *scattered, dim, flows);
-    if (step.time < best.time) {
-      best.steps.assign(1, step);
+  for (MoveStep &step : getReductionOptions(from, shape, elementBytes))
+    if (best.steps.empty() || step.time < best.time) {
       best.time = step.time;
+      best.steps.assign(1, std::move(step));
     }
-  }
   return best;
 }

@@ -8,6 +8,7 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <limits>
 #include <map>
 #include <numeric>
 
@@ -522,19 +523,59 @@ unsigned PlanProblem::intern(const TensorDist &dist) {
   return it->second;
 }
 
+/// Whether every dimension of `dist` cuts `shape` into equal tiles.
+static bool cutsEvenly(const TensorDist &dist, ArrayRef<int64_t> shape) {
+  for (auto [d, extent] : llvm::enumerate(shape))
+    if (extent <= 0 || extent % (dist.grid[d] * dist.unit[d]) != 0)
+      return false;
+  return true;
+}
+
 double PlanProblem::getEdgeCost(unsigned value, unsigned from, unsigned to) {
   if (from == to)
     return 0;
   uint64_t key = (uint64_t(shapeKeys[value]) << 44) | (uint64_t(from) << 22) |
                  uint64_t(to);
   auto [it, inserted] = edgeCosts.try_emplace(key, 0.0);
-  if (inserted) {
-    const ProblemValue &v = values[value];
-    it->second =
-        model.getConversion(dists[from], dists[to], v.shape, v.elementBytes)
-            .time;
+  if (!inserted)
+    return it->second;
+  const ProblemValue &v = values[value];
+  const TensorDist &source = dists[from], &target = dists[to];
+  // A plain move between even cuts: its time scales with the bytes, so one
+  // computation serves every shape (the layers of a model share few pairs
+  // of distributions but many shapes).
+  if (!source.partial && cutsEvenly(source, v.shape) &&
+      cutsEvenly(target, v.shape)) {
+    auto [scaling, fresh] =
+        moveScalings.try_emplace((uint64_t(from) << 32) | uint64_t(to));
+    if (fresh)
+      scaling->second =
+          model.getMoveScaling(source, target, v.shape, v.elementBytes);
+    return it->second = scaling->second.latency +
+                        scaling->second.secondsPerByte * v.getBytes();
   }
-  return it->second;
+  if (!source.partial)
+    return it->second =
+               model.getConversion(source, target, v.shape, v.elementBytes)
+                   .time;
+  // Partial: the cheapest reduction followed by a move, where the
+  // reductions depend on the source alone (CostModel::getConversion).
+  uint64_t reductionKey = (uint64_t(shapeKeys[value]) << 32) | uint64_t(from);
+  if (!reductions.count(reductionKey)) {
+    SmallVector<std::pair<double, unsigned>, 4> options;
+    for (const MoveStep &step :
+         model.getReductionOptions(source, v.shape, v.elementBytes))
+      options.push_back({step.time, intern(step.to)});
+    reductions[reductionKey] = std::move(options);
+  }
+  double best = std::numeric_limits<double>::infinity();
+  // getEdgeCost may intern distributions and grow the memos: copied.
+  SmallVector<std::pair<double, unsigned>, 4> options =
+      reductions.lookup(reductionKey);
+  for (auto [time, mid] : options)
+    best = std::min(best, time + getEdgeCost(value, mid, to));
+  edgeCosts[key] = best;
+  return best;
 }
 
 unsigned PlanProblem::getValueDist(unsigned value,

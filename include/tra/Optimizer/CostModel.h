@@ -169,11 +169,31 @@ public:
                            llvm::ArrayRef<int64_t> shape,
                            int64_t elementBytes) const;
 
+  /// The ways to complete a partial distribution, one step each: the
+  /// all-reduce, then a reduce-scatter along every dimension that admits
+  /// one (getReduceScatterResult). Empty when `from` is not partial.
+  llvm::SmallVector<MoveStep, 4>
+  getReductionOptions(const TensorDist &from, llvm::ArrayRef<int64_t> shape,
+                      int64_t elementBytes) const;
+
   /// The cheapest way to combine the partial aggregates of `from` into some
   /// complete distribution: an all-reduce, or a reduce-scatter along a
   /// dimension. Empty when `from` is not partial.
   Conversion getReduction(const TensorDist &from, llvm::ArrayRef<int64_t> shape,
                           int64_t elementBytes) const;
+
+  /// A repartition's seconds as latency + seconds per byte of the whole
+  /// tensor. For every shape that each dimension of `from` and `to` cuts
+  /// into equal tiles, the flows are the same with bytes proportional to
+  /// the tensor's, so these two numbers give the time of the move of any
+  /// such shape (the planner's memo of conversions shares them).
+  struct MoveScaling {
+    double latency = 0;
+    double secondsPerByte = 0;
+  };
+  MoveScaling getMoveScaling(const TensorDist &from, const TensorDist &to,
+                             llvm::ArrayRef<int64_t> shape,
+                             int64_t elementBytes) const;
 
 private:
   MoveStep makeStep(MoveStep::Kind kind, const TensorDist &from,
@@ -199,6 +219,10 @@ public:
   void add(const Flow &flow) override;
   /// The transfers' seconds (CostModel::getTransferTime).
   double getTime() const { return latency + busiest; }
+  /// The two terms of getTime: the largest latency and the busiest
+  /// resource's seconds.
+  double getLatency() const { return latency; }
+  double getBusiest() const { return busiest; }
   /// Their bytes by link class (CostModel::getTrafficBytes).
   const TrafficBytes &getBytes() const { return bytes; }
   /// Forgets every flow added.

@@ -170,6 +170,14 @@ private:
   /// Shape keys of values, and the memo of edge costs by (shape, from, to).
   std::vector<unsigned> shapeKeys;
   llvm::DenseMap<uint64_t, double> edgeCosts;
+  /// Moves between distributions that cut a shape into equal tiles, by
+  /// (from, to): shared by every such shape (CostModel::getMoveScaling).
+  llvm::DenseMap<uint64_t, CostModel::MoveScaling> moveScalings;
+  /// The ways to complete a partial distribution, by (shape, from): each
+  /// option's time and the distribution it leaves (an interned id); the
+  /// same for every distribution the conversion then moves to.
+  llvm::DenseMap<uint64_t, llvm::SmallVector<std::pair<double, unsigned>, 4>>
+      reductions;
 };
 
 } // namespace plan
