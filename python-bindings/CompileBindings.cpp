@@ -265,14 +265,13 @@ private:
     copy->print(planOs);
     if (hardware.numDevices() > 1) {
       plannedModule = std::move(copy);
-    } else if (llvm::any_of(summaries, [](const auto &entry) {
-                 return entry.second.recomputed != 0;
-               })) {
-      // One device compiles the whole module, recomputing what the plan
-      // recomputes (plan::planForOneDevice).
-      plan::discardPlan(*copy);
-      module.getBodyRegion().takeBody(copy->getBodyRegion());
+      return;
     }
+    // One device compiles the whole module, recomputing what the plan
+    // recomputes.
+    if (llvm::Error error = plan::takeRecomputation(module, *copy, summaries))
+      throw py::value_error(
+          diags.withMessage(llvm::toString(std::move(error))));
   }
 
   /// Why the program cannot run in this process ("" if it can): hardware

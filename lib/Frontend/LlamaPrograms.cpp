@@ -159,10 +159,8 @@ static llvm::Error planTrainStep(ModuleOp module,
           << " activations recomputed instead of kept";
   notes << "\n";
   // One device compiles the whole step, with the plan's recomputation.
-  if (oneDevice && report.recomputed) {
-    plan::discardPlan(target);
-    module.getBodyRegion().takeBody(target.getBodyRegion());
-  }
+  if (oneDevice)
+    return plan::takeRecomputation(module, target, *summaries);
   return llvm::Error::success();
 }
 

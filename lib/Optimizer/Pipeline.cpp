@@ -111,7 +111,9 @@ plan::planModule(ModuleOp module,
   return summaries;
 }
 
-void plan::discardPlan(ModuleOp module) {
+/// Removes every tra_plan attribute from `module`'s functions, their
+/// arguments and their operations.
+static void discardPlan(ModuleOp module) {
   auto isPlan = [](NamedAttribute attr) {
     return attr.getName().getValue().starts_with("tra_plan.");
   };
@@ -141,17 +143,12 @@ void plan::discardPlan(ModuleOp module) {
   }
 }
 
-llvm::Expected<llvm::StringMap<PlanSummary>>
-plan::planForOneDevice(ModuleOp module,
-                       const ::tra::hw::HardwareDescription &hardware,
-                       const PlanOptions &options) {
-  OwningOpRef<ModuleOp> planned = module.clone();
-  auto summaries = planModule(*planned, hardware, options);
-  if (!summaries)
-    return summaries.takeError();
-  if (llvm::none_of(*summaries,
+llvm::Error
+plan::takeRecomputation(ModuleOp module, ModuleOp planned,
+                        const llvm::StringMap<PlanSummary> &summaries) {
+  if (llvm::none_of(summaries,
                     [](const auto &entry) { return entry.second.recomputed; }))
-    return summaries;
+    return llvm::Error::success();
   // One device: no moves to undo, only the plan's attributes.
   bool moves = false;
   planned->walk([&](Operation *op) {
@@ -161,8 +158,21 @@ plan::planForOneDevice(ModuleOp module,
   if (moves)
     return llvm::createStringError(
         "internal error: a plan for one device moves tiles");
-  discardPlan(*planned);
-  module.getBodyRegion().takeBody(planned->getBodyRegion());
+  discardPlan(planned);
+  module.getBodyRegion().takeBody(planned.getBodyRegion());
+  return llvm::Error::success();
+}
+
+llvm::Expected<llvm::StringMap<PlanSummary>>
+plan::planForOneDevice(ModuleOp module,
+                       const ::tra::hw::HardwareDescription &hardware,
+                       const PlanOptions &options) {
+  OwningOpRef<ModuleOp> planned = module.clone();
+  auto summaries = planModule(*planned, hardware, options);
+  if (!summaries)
+    return summaries.takeError();
+  if (llvm::Error error = takeRecomputation(module, *planned, *summaries))
+    return std::move(error);
   return summaries;
 }
 

@@ -74,10 +74,12 @@ llvm::Expected<llvm::StringMap<PlanSummary>>
 planModule(ModuleOp module, const ::tra::hw::HardwareDescription &hardware,
            const PlanOptions &options);
 
-/// Removes every tra_plan attribute from `module`'s functions, their
-/// arguments and their operations (a plan for one device, whose program
-/// is compiled unpartitioned).
-void discardPlan(ModuleOp module);
+/// When a plan of `planned` (a planned copy of `module` for one device)
+/// recomputes activations (`summaries`), `module` takes its body without
+/// the plan attributes, so that the program compiled from `module`
+/// recomputes them too; otherwise leaves both alone.
+llvm::Error takeRecomputation(ModuleOp module, ModuleOp planned,
+                              const llvm::StringMap<PlanSummary> &summaries);
 
 /// Plans a copy of `module` for the one device of `hardware`, which checks
 /// that it fits the device's memory (a plan for one device keeps every
