@@ -4,8 +4,10 @@
 
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <algorithm>
+#include <map>
 
 using namespace mlir;
 using namespace mlir::tra;
@@ -32,6 +34,49 @@ CostModel::CostModel(const hw::HardwareDescription &hw,
   nodeOf.reserve(numDevices);
   for (const hw::Device &device : hw.getDevices())
     nodeOf.push_back(device.node);
+  // Device classes: devices of one node group and kind have the same links
+  // (every node of a group is alike).
+  std::map<std::pair<unsigned, hw::DeviceKind>, unsigned> classes;
+  deviceClass.reserve(numDevices);
+  for (const hw::Device &device : hw.getDevices())
+    deviceClass.push_back(
+        classes.try_emplace({device.nodeGroup, device.kind}, classes.size())
+            .first->second);
+  numDeviceClasses = classes.size();
+  intraNodeLinks.assign(numDeviceClasses * numDeviceClasses, hw::LinkInfo());
+  // Up to two devices of each class in the first node of its group: enough
+  // for a link between two distinct devices of any pair of classes.
+  std::vector<SmallVector<unsigned, 2>> examples(numDeviceClasses);
+  std::vector<bool> groupSeen;
+  for (const hw::Node &node : hw.getNodes()) {
+    if (node.nodeGroup >= groupSeen.size())
+      groupSeen.resize(node.nodeGroup + 1, false);
+    if (groupSeen[node.nodeGroup])
+      continue;
+    groupSeen[node.nodeGroup] = true;
+    for (unsigned d = node.firstDevice; d < node.firstDevice + node.numDevices;
+         ++d)
+      if (examples[deviceClass[d]].size() < 2)
+        examples[deviceClass[d]].push_back(d);
+  }
+  for (unsigned a = 0; a < numDeviceClasses; ++a)
+    for (unsigned b = 0; b < numDeviceClasses; ++b) {
+      if (examples[a].empty() || examples[b].empty() ||
+          nodeOf[examples[a][0]] != nodeOf[examples[b][0]])
+        continue;
+      unsigned src = examples[a][0];
+      unsigned dst = examples[b][0] != src    ? examples[b][0]
+                     : examples[b].size() > 1 ? examples[b][1]
+                                              : src;
+      // A class with one device per node has no link to its own class.
+      if (src != dst)
+        intraNodeLinks[a * numDeviceClasses + b] = hw.link(src, dst);
+    }
+  for (unsigned d = 0; d < numDevices; ++d)
+    if (nodeOf[d] != nodeOf[0]) {
+      networkLink = hw.link(0, d);
+      break;
+    }
 }
 
 double CostModel::getKernelTime(unsigned device, hw::DType type, double flops,
@@ -50,24 +95,34 @@ TransferAccumulator::TransferAccumulator(const CostModel &model)
       nicOut(model.getHardware().numNodes(), 0.0),
       nicIn(model.getHardware().numNodes(), 0.0) {}
 
-void TransferAccumulator::add(const Flow &flow) {
-  if (flow.src == flow.dst)
-    return;
-  hw::LinkInfo link = model.getLink(flow.src, flow.dst);
-  bool interNode = link.linkClass == hw::LinkClass::InterNode;
-  (interNode ? bytes.interNode : bytes.intraNode) += flow.bytes;
-  if (flow.bytes <= 0)
-    return;
-  double seconds = flow.bytes / link.bandwidth;
-  busiest = std::max(busiest, send[flow.src] += seconds);
-  busiest = std::max(busiest, recv[flow.dst] += seconds);
-  if (interNode) {
-    busiest = std::max(busiest, nicOut[model.getNodeOf(flow.src)] += seconds);
-    busiest = std::max(busiest, nicIn[model.getNodeOf(flow.dst)] += seconds);
+void TransferAccumulator::addAll(ArrayRef<Flow> flows) {
+  double intraBytes = 0, interBytes = 0;
+  double newLatency = latency, newBusiest = busiest;
+  for (const Flow &flow : flows) {
+    if (flow.src == flow.dst)
+      continue;
+    hw::LinkInfo link = model.getLink(flow.src, flow.dst);
+    bool interNode = link.linkClass == hw::LinkClass::InterNode;
+    (interNode ? interBytes : intraBytes) += flow.bytes;
+    if (flow.bytes <= 0)
+      continue;
+    double seconds = flow.bytes / link.bandwidth;
+    newBusiest = std::max(newBusiest, send[flow.src] += seconds);
+    newBusiest = std::max(newBusiest, recv[flow.dst] += seconds);
+    if (interNode) {
+      newBusiest =
+          std::max(newBusiest, nicOut[model.getNodeOf(flow.src)] += seconds);
+      newBusiest =
+          std::max(newBusiest, nicIn[model.getNodeOf(flow.dst)] += seconds);
+    }
+    // One more latency than the data needs: starting the transfer (a
+    // collective's launch and synchronization).
+    newLatency = std::max(newLatency, (flow.steps + 1) * link.latency);
   }
-  // One more latency than the data needs: starting the transfer (a
-  // collective's launch and synchronization).
-  latency = std::max(latency, (flow.steps + 1) * link.latency);
+  bytes.intraNode += intraBytes;
+  bytes.interNode += interBytes;
+  latency = newLatency;
+  busiest = newBusiest;
 }
 
 void TransferAccumulator::clear() {
@@ -132,13 +187,8 @@ static void addRingFlows(const CostModel &model, const TensorDist &dist,
   }
 }
 
-/// ceil(log2(n)) for n >= 1.
-static unsigned ceilLog2(unsigned n) {
-  unsigned steps = 0;
-  while ((1u << steps) < n)
-    ++steps;
-  return steps;
-}
+/// ceil(log2(n)) for n >= 1 (once per flow of a chain: no loop).
+static unsigned ceilLog2(unsigned n) { return llvm::Log2_32_Ceil(n); }
 
 void CostModel::addAllReduceFlows(const TensorDist &dist,
                                   ArrayRef<int64_t> shape, int64_t elementBytes,
@@ -196,24 +246,56 @@ Overlaps computeOverlaps(const TensorDist &from, const TensorDist &to,
 /// Sends `bytes` from one of `holders` to every device of `needing` along
 /// chains: needing devices are grouped by node, and each node's chain starts
 /// at a holder on that node, or else continues the previous node's chain.
+/// `holders` must be ordered by node (stably: the order within a node picks
+/// the chain's start). The flows are appended to `chain`.
 static void addChainFlows(const CostModel &model, ArrayRef<unsigned> holders,
                           SmallVectorImpl<unsigned> &needing, double bytes,
-                          unsigned salt, FlowSink &flows) {
-  llvm::sort(needing, [&](unsigned a, unsigned b) {
+                          unsigned salt, SmallVectorImpl<Flow> &chain) {
+  if (needing.size() == 1) {
+    // The common case (a tile moving to one device): its first holder on
+    // that node, else any holder; one step.
+    unsigned node = model.getNodeOf(needing[0]);
+    size_t h = 0;
+    while (h < holders.size() && model.getNodeOf(holders[h]) < node)
+      ++h;
+    size_t localEnd = h;
+    while (localEnd < holders.size() &&
+           model.getNodeOf(holders[localEnd]) == node)
+      ++localEnd;
+    unsigned prev = localEnd > h ? holders[h + salt % (localEnd - h)]
+                                 : holders[salt % holders.size()];
+    chain.push_back({prev, needing[0], bytes, 1});
+    return;
+  }
+  auto byNode = [&](unsigned a, unsigned b) {
     return std::make_pair(model.getNodeOf(a), a) <
            std::make_pair(model.getNodeOf(b), b);
-  });
+  };
+  // Canonical distributions list devices by id, and ids go node by node:
+  // usually sorted already.
+  if (!llvm::is_sorted(needing, byNode))
+    llvm::sort(needing, byNode);
+  // One flow per needing device, written through a pointer (push_back
+  // would store and reload the size for every flow).
+  size_t base = chain.size();
+  chain.resize_for_overwrite(base + needing.size());
+  Flow *out = chain.data() + base;
   int64_t tail = -1;
   unsigned steps = 0;
+  size_t h = 0;
   for (size_t i = 0; i < needing.size();) {
     unsigned node = model.getNodeOf(needing[i]);
-    SmallVector<unsigned, 4> local;
-    for (unsigned h : holders)
-      if (model.getNodeOf(h) == node)
-        local.push_back(h);
+    // The holders on this node: a run of `holders`, found by walking it
+    // alongside (nodes ascend in `needing`).
+    while (h < holders.size() && model.getNodeOf(holders[h]) < node)
+      ++h;
+    size_t localEnd = h;
+    while (localEnd < holders.size() &&
+           model.getNodeOf(holders[localEnd]) == node)
+      ++localEnd;
     unsigned prev;
-    if (!local.empty()) {
-      prev = local[salt % local.size()];
+    if (localEnd > h) {
+      prev = holders[h + salt % (localEnd - h)];
       steps = 0;
     } else if (tail >= 0) {
       prev = unsigned(tail);
@@ -224,7 +306,7 @@ static void addChainFlows(const CostModel &model, ArrayRef<unsigned> holders,
     for (; i < needing.size() && model.getNodeOf(needing[i]) == node; ++i) {
       // Bytes flow along the chain; the latency is that of a binomial tree
       // over the same devices.
-      flows.add({prev, needing[i], bytes, ceilLog2(++steps + 1)});
+      *out++ = {prev, needing[i], bytes, ceilLog2(++steps + 1)};
       prev = needing[i];
     }
     tail = prev;
@@ -238,19 +320,25 @@ void CostModel::addMoveFlows(const TensorDist &from, const TensorDist &to,
   addMoveFlows(from, to, shape, elementBytes, list);
 }
 
-void CostModel::addMoveFlows(const TensorDist &from, const TensorDist &to,
-                             ArrayRef<int64_t> shape, int64_t elementBytes,
-                             FlowSink &flows) const {
+/// CostModel::addMoveFlows into any sink (a final class's add inlines).
+template <typename Sink>
+static void addMoveFlowsTo(const CostModel &model, const TensorDist &from,
+                           const TensorDist &to, ArrayRef<int64_t> shape,
+                           int64_t elementBytes, Sink &flows) {
   unsigned rank = to.getRank();
   SmallVector<Overlaps, 4> overlaps;
   for (unsigned d = 0; d < rank; ++d)
     overlaps.push_back(computeOverlaps(from, to, shape, d));
   SmallVector<int64_t, 4> coords, pick(rank, 0), fromCoords(rank, 0);
   SmallVector<unsigned, 16> needing;
-  // Which devices hold the source tile: marked once per tile pair, so that
-  // finding the devices that need it is linear in the devices, not in the
-  // product of holders and wanters (a replicated tile on thousands).
-  std::vector<uint8_t> holds(numDevices, 0);
+  SmallVector<unsigned, 16> holdersByNode;
+  SmallVector<Flow, 256> chain;
+  auto nodeOf = [&](unsigned device) { return model.getNodeOf(device); };
+  // Which devices hold the source tile: beyond a few, marked once per tile
+  // pair, so that finding the devices that need it is linear in the
+  // devices, not in the product of holders and wanters (a replicated tile
+  // on thousands).
+  std::vector<uint8_t> holds(model.getNumDevices(), 0);
   for (int64_t t = 0, e = to.getNumTiles(); t < e; ++t) {
     to.getTileCoords(t, coords);
     ArrayRef<unsigned> want = to.getTileDevices(t);
@@ -273,16 +361,41 @@ void CostModel::addMoveFlows(const TensorDist &from, const TensorDist &to,
       int64_t f = from.getTileIndex(fromCoords);
       ArrayRef<unsigned> holders = from.getTileDevices(f);
       needing.clear();
-      for (unsigned device : holders)
-        holds[device] = 1;
-      for (unsigned device : want)
-        if (!holds[device])
-          needing.push_back(device);
-      for (unsigned device : holders)
-        holds[device] = 0;
-      if (!needing.empty() && elements > 0)
-        addChainFlows(*this, holders, needing, double(elements) * elementBytes,
-                      unsigned(t + f), flows);
+      if (holders.size() * want.size() <= 64) {
+        for (unsigned device : want)
+          if (!llvm::is_contained(holders, device))
+            needing.push_back(device);
+      } else {
+        for (unsigned device : holders)
+          holds[device] = 1;
+        for (unsigned device : want)
+          if (!holds[device])
+            needing.push_back(device);
+        for (unsigned device : holders)
+          holds[device] = 0;
+      }
+      if (!needing.empty() && elements > 0) {
+        if (!llvm::is_sorted(holders, [&](unsigned a, unsigned b) {
+              return nodeOf(a) < nodeOf(b);
+            })) {
+          // Ordered by node, keeping the order within a node.
+          SmallVector<std::pair<unsigned, unsigned>, 16> keyed;
+          for (auto [i, device] : llvm::enumerate(holders))
+            keyed.push_back({nodeOf(device), unsigned(i)});
+          llvm::sort(keyed);
+          holdersByNode.clear();
+          for (auto [node, i] : keyed)
+            holdersByNode.push_back(holders[i]);
+          holders = holdersByNode;
+        }
+        addChainFlows(model, holders, needing, double(elements) * elementBytes,
+                      unsigned(t + f), chain);
+        // Flows go to the sink in batches (TransferAccumulator::addAll).
+        if (chain.size() >= 256) {
+          flows.addAll(chain);
+          chain.clear();
+        }
+      }
       int d = int(rank) - 1;
       for (; d >= 0; --d) {
         if (++pick[d] < int64_t(overlaps[d][coords[d]].size()))
@@ -293,6 +406,19 @@ void CostModel::addMoveFlows(const TensorDist &from, const TensorDist &to,
         break;
     }
   }
+  flows.addAll(chain);
+}
+
+void CostModel::addMoveFlows(const TensorDist &from, const TensorDist &to,
+                             ArrayRef<int64_t> shape, int64_t elementBytes,
+                             FlowSink &flows) const {
+  addMoveFlowsTo(*this, from, to, shape, elementBytes, flows);
+}
+
+void CostModel::addMoveFlows(const TensorDist &from, const TensorDist &to,
+                             ArrayRef<int64_t> shape, int64_t elementBytes,
+                             TransferAccumulator &flows) const {
+  addMoveFlowsTo(*this, from, to, shape, elementBytes, flows);
 }
 
 std::optional<TensorDist>

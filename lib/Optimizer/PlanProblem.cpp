@@ -239,7 +239,8 @@ llvm::Error ProblemBuilder::collect(func::FuncOp func) {
     // state's update): that operation's choices pay for the carry, and the
     // argument stays bound to what it reads.
     ProblemValue &target = problem.values[arg];
-    if (target.uses.size() == 1 && target.uses.front().first == v.producer) {
+    if (target.uses.size() == 1 &&
+        int(target.uses.front().first) == v.producer) {
       target.carriedFrom = id;
       continue;
     }

@@ -197,4 +197,69 @@ TEST(CostModelTest, MovesDeliverExactlyWhatIsMissing) {
   }
 }
 
+// getLink answers from tables per device class; they must agree with the
+// description for every pair, with several node groups and device kinds.
+TEST(CostModelTest, LinksComeFromTheDescription) {
+  auto description = hw::parseHardwareJSON(R"({
+    "version": 1, "name": "mixed",
+    "nodes": [
+      { "name": "a", "count": 2,
+        "devices": [
+          { "kind": "cpu", "count": 1, "cores": 8, "memory_bytes": 1000000000,
+            "memory_bandwidth": 1e11, "peak_flops": { "f32": 1e12 } },
+          { "kind": "gpu", "count": 3, "memory_bytes": 1000000000,
+            "memory_bandwidth": 1e12, "peak_flops": { "f32": 1e13 } } ],
+        "links": [
+          { "kind": "pcie", "between": ["cpu", "gpu"], "bandwidth": 2e10,
+            "latency": 2e-6 },
+          { "kind": "nvlink", "between": ["gpu", "gpu"], "bandwidth": 3e11,
+            "latency": 1e-6 } ] },
+      { "name": "b", "count": 1,
+        "devices": [
+          { "kind": "gpu", "count": 2, "memory_bytes": 1000000000,
+            "memory_bandwidth": 1e12, "peak_flops": { "f32": 1e13 } } ],
+        "links": [ { "kind": "pcie", "bandwidth": 1e10, "latency": 4e-6 } ] }
+    ],
+    "network": { "kind": "infiniband", "bandwidth": 5e10, "latency": 5e-6 }
+  })",
+                                           "mixed.json");
+  ASSERT_TRUE(bool(description)) << llvm::toString(description.takeError());
+  CostModel model(*description);
+  ASSERT_EQ(model.getNumDevices(), 10u);
+  for (unsigned src = 0; src < 10; ++src)
+    for (unsigned dst = 0; dst < 10; ++dst) {
+      hw::LinkInfo expected = description->link(src, dst);
+      hw::LinkInfo got = model.getLink(src, dst);
+      EXPECT_EQ(got.linkClass, expected.linkClass) << src << " -> " << dst;
+      EXPECT_EQ(got.kind, expected.kind) << src << " -> " << dst;
+      EXPECT_EQ(got.bandwidth, expected.bandwidth) << src << " -> " << dst;
+      EXPECT_EQ(got.latency, expected.latency) << src << " -> " << dst;
+    }
+}
+
+// Moves accumulated directly (the planner's path) and through the list of
+// flows (EXPLAIN's and the tests' path) take the same time and bytes.
+TEST(CostModelTest, AccumulatedMovesMatchTheirFlows) {
+  CostModel model(tra_test::makeHardware(3, 2, 100e9, 10e9));
+  std::mt19937 rng(11);
+  for (int trial = 0; trial < 300; ++trial) {
+    SmallVector<int64_t> shape;
+    unsigned rank = std::uniform_int_distribution<unsigned>(1, 3)(rng);
+    for (unsigned d = 0; d < rank; ++d)
+      shape.push_back(std::uniform_int_distribution<int64_t>(1, 9)(rng));
+    TensorDist from = randomDist(rng, shape, 6);
+    TensorDist to = randomDist(rng, shape, 6);
+    SmallVector<Flow> flows;
+    model.addMoveFlows(from, to, shape, 2, flows);
+    TransferAccumulator direct(model);
+    model.addMoveFlows(from, to, shape, 2, direct);
+    EXPECT_EQ(direct.getTime(), model.getTransferTime(flows))
+        << "trial " << trial << ": " << from.str() << " -> " << to.str();
+    EXPECT_EQ(direct.getBytes().interNode,
+              model.getTrafficBytes(flows).interNode);
+    EXPECT_EQ(direct.getBytes().intraNode,
+              model.getTrafficBytes(flows).intraNode);
+  }
+}
+
 } // namespace

@@ -59,6 +59,11 @@ class FlowSink {
 public:
   virtual ~FlowSink() = default;
   virtual void add(const Flow &flow) = 0;
+  /// Several flows at once (a chain of a move, the ring of a collective).
+  virtual void addAll(llvm::ArrayRef<Flow> flows) {
+    for (const Flow &flow : flows)
+      add(flow);
+  }
 };
 
 /// One step of converting a distribution into another.
@@ -101,10 +106,17 @@ public:
   const CostModelOptions &getOptions() const { return options; }
   unsigned getNumDevices() const { return numDevices; }
   unsigned getNodeOf(unsigned device) const { return nodeOf[device]; }
-  /// The link between two devices, from the hardware description (no
-  /// table of all pairs: memory stays linear in the device count).
+  /// The link between two devices, as the hardware description gives it,
+  /// from a table per pair of device classes (node group and kind; no table
+  /// of all pairs: memory stays linear in the device count). Conversions
+  /// over thousands of devices ask this for millions of flows.
   ::tra::hw::LinkInfo getLink(unsigned src, unsigned dst) const {
-    return hw.link(src, dst);
+    if (src == dst)
+      return hw.link(src, dst);
+    if (nodeOf[src] != nodeOf[dst])
+      return networkLink;
+    return intraNodeLinks[deviceClass[src] * numDeviceClasses +
+                          deviceClass[dst]];
   }
 
   /// Seconds for one tile kernel on `device`: the larger of
@@ -155,6 +167,11 @@ public:
   void addMoveFlows(const TensorDist &from, const TensorDist &to,
                     llvm::ArrayRef<int64_t> shape, int64_t elementBytes,
                     llvm::SmallVectorImpl<Flow> &flows) const;
+  /// The same flows straight into an accumulator (no virtual call per
+  /// flow).
+  void addMoveFlows(const TensorDist &from, const TensorDist &to,
+                    llvm::ArrayRef<int64_t> shape, int64_t elementBytes,
+                    TransferAccumulator &flows) const;
 
   /// The distribution a reduce-scatter of partial `from` along `dim` yields,
   /// if its slices are balanced tiles of the refined grid.
@@ -207,6 +224,12 @@ private:
   unsigned numDevices;
   unsigned numNodes;
   std::vector<unsigned> nodeOf;
+  /// getLink's tables: each device's class (its node group and kind), the
+  /// link between two devices of a node by their classes, and the network.
+  std::vector<unsigned> deviceClass;
+  unsigned numDeviceClasses = 0;
+  std::vector<::tra::hw::LinkInfo> intraNodeLinks;
+  ::tra::hw::LinkInfo networkLink;
 };
 
 /// The flows of a set of concurrent transfers as getTransferTime and
@@ -216,7 +239,10 @@ private:
 class TransferAccumulator final : public FlowSink {
 public:
   explicit TransferAccumulator(const CostModel &model);
-  void add(const Flow &flow) override;
+  void add(const Flow &flow) override { addAll(flow); }
+  /// The running maxima and sums are kept in registers over the batch (one
+  /// flow at a time, each update waited on the previous one's store).
+  void addAll(llvm::ArrayRef<Flow> flows) override;
   /// The transfers' seconds (CostModel::getTransferTime).
   double getTime() const { return latency + busiest; }
   /// The two terms of getTime: the largest latency and the busiest
