@@ -121,9 +121,15 @@ bool LinkSpec::operator==(const LinkSpec &other) const {
          bandwidth == other.bandwidth && latency == other.latency;
 }
 
+bool TierSpec::operator==(const TierSpec &other) const {
+  return bytes == other.bytes && bandwidth == other.bandwidth &&
+         latency == other.latency;
+}
+
 bool NodeGroupSpec::operator==(const NodeGroupSpec &other) const {
   return name == other.name && count == other.count &&
-         devices == other.devices && links == other.links;
+         devices == other.devices && links == other.links &&
+         hostMemory == other.hostMemory && disk == other.disk;
 }
 
 bool NetworkSpec::operator==(const NetworkSpec &other) const {
@@ -323,6 +329,21 @@ private:
       if (llvm::Error err =
               validateDeviceGroup(devices, indexPath(path, key::devices, j)))
         return err;
+    for (auto [name, tier] :
+         {std::make_pair(key::hostMemory, &group.hostMemory),
+          std::make_pair(key::disk, &group.disk)}) {
+      if (!*tier)
+        continue;
+      std::string tierPath = memberPath(path, name);
+      if (name == key::hostMemory && (*tier)->bytes == 0)
+        return checkPositive(origin, memberPath(tierPath, key::bytes), 0);
+      if (llvm::Error err = checkPositive(
+              origin, memberPath(tierPath, key::bandwidth), (*tier)->bandwidth))
+        return err;
+      if (llvm::Error err = checkNonNegative(
+              origin, memberPath(tierPath, key::latency), (*tier)->latency))
+        return err;
+    }
     return validateLinks(group, path);
   }
 
@@ -532,6 +553,26 @@ LinkInfo HardwareDescription::link(unsigned srcDevice,
   return info;
 }
 
+const TierSpec *HardwareDescription::getHostMemory(unsigned nodeId) const {
+  const std::optional<TierSpec> &tier =
+      spec.nodes[getNode(nodeId).nodeGroup].hostMemory;
+  return tier ? &*tier : nullptr;
+}
+
+const TierSpec *HardwareDescription::getDisk(unsigned nodeId) const {
+  const std::optional<TierSpec> &tier =
+      spec.nodes[getNode(nodeId).nodeGroup].disk;
+  return tier ? &*tier : nullptr;
+}
+
+uint64_t HardwareDescription::totalHostMemoryBytes() const {
+  uint64_t total = 0;
+  for (const Node &node : nodes)
+    if (const TierSpec *tier = getHostMemory(node.id))
+      total += tier->bytes;
+  return total;
+}
+
 uint64_t HardwareDescription::totalMemoryBytes() const {
   uint64_t total = 0;
   for (const Device &device : devices)
@@ -680,6 +721,16 @@ void HardwareDescription::printSummary(llvm::raw_ostream &os) const {
       os << ": " << describeLink(link.kind, link.bandwidth, link.latency)
          << "\n";
     }
+    for (auto [name, tier] : {std::make_pair("host memory", &group.hostMemory),
+                              std::make_pair("disk", &group.disk)}) {
+      if (!*tier)
+        continue;
+      os << "    " << name << ": "
+         << ((*tier)->bytes ? formatBytes((*tier)->bytes)
+                            : std::string("no stated limit"))
+         << ", " << formatRate((*tier)->bandwidth, "B/s") << " to each device, "
+         << formatNumber((*tier)->latency * 1e6) << " us\n";
+    }
     firstDevice = lastDevice + 1;
   }
   if (spec.network)
@@ -737,6 +788,17 @@ llvm::json::Value HardwareDescription::toJSON() const {
       object[key::name] = group.name;
     if (!linkArray.empty())
       object[key::links] = std::move(linkArray);
+    for (auto [name, tier] :
+         {std::make_pair(key::hostMemory, &group.hostMemory),
+          std::make_pair(key::disk, &group.disk)}) {
+      if (!*tier)
+        continue;
+      llvm::json::Object tierObject{{key::bandwidth, (*tier)->bandwidth},
+                                    {key::latency, (*tier)->latency}};
+      if ((*tier)->bytes)
+        tierObject[key::bytes] = (*tier)->bytes;
+      object[name] = std::move(tierObject);
+    }
     nodeArray.push_back(std::move(object));
   }
   llvm::json::Object root{

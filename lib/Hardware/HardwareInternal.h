@@ -42,6 +42,9 @@ constexpr llvm::StringLiteral cores = "cores";
 constexpr llvm::StringLiteral between = "between";
 constexpr llvm::StringLiteral bandwidth = "bandwidth";
 constexpr llvm::StringLiteral latency = "latency";
+constexpr llvm::StringLiteral hostMemory = "host_memory";
+constexpr llvm::StringLiteral disk = "disk";
+constexpr llvm::StringLiteral bytes = "bytes";
 } // namespace key
 
 /// The path shown for the top-level value.

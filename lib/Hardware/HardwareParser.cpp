@@ -254,8 +254,9 @@ private:
     const llvm::json::Object *object = nullptr;
     if (llvm::Error err = asObject(value, path, object))
       return err;
-    if (llvm::Error err = checkKeys(
-            *object, path, {key::name, key::count, key::devices, key::links}))
+    if (llvm::Error err = checkKeys(*object, path,
+                                    {key::name, key::count, key::devices,
+                                     key::links, key::hostMemory, key::disk}))
       return err;
     if (llvm::Error err = readString(*object, path, key::name, group.name,
                                      /*required=*/false))
@@ -274,6 +275,18 @@ private:
               parseDeviceGroup(device, indexPath(path, key::devices, j), spec))
         return err;
       group.devices.push_back(std::move(spec));
+    }
+    for (auto [name, tier] :
+         {std::make_pair(key::hostMemory, &group.hostMemory),
+          std::make_pair(key::disk, &group.disk)}) {
+      const llvm::json::Value *value = object->get(name);
+      if (!value)
+        continue;
+      TierSpec spec;
+      if (llvm::Error err = parseTier(*value, memberPath(path, name),
+                                      name == key::hostMemory, group, spec))
+        return err;
+      *tier = spec;
     }
     const llvm::json::Array *links = nullptr;
     if (llvm::Error err = getArray(*object, path, key::links, links,
@@ -425,6 +438,37 @@ private:
             readNumber(*object, path, key::bandwidth, spec.bandwidth))
       return err;
     return readNumber(*object, path, key::latency, spec.latency);
+  }
+
+  /// A "host_memory" (`host`: bytes required) or "disk" tier. Its bandwidth
+  /// is its link to the node's devices: without it the tier is unusable.
+  llvm::Error parseTier(const llvm::json::Value &value, const std::string &path,
+                        bool host, const NodeGroupSpec &group, TierSpec &spec) {
+    const llvm::json::Object *object = nullptr;
+    if (llvm::Error err = asObject(value, path, object))
+      return err;
+    if (llvm::Error err = checkKeys(*object, path,
+                                    {key::bytes, key::bandwidth, key::latency}))
+      return err;
+    if (llvm::Error err = readPositiveInteger(*object, path, key::bytes,
+                                              spec.bytes, /*required=*/host))
+      return err;
+    if (!object->get(key::bandwidth)) {
+      std::string node = group.name.empty() ? std::string("this node group")
+                                            : "node \"" + group.name + "\"";
+      return error(memberPath(path, key::bandwidth),
+                   "missing required key: the " +
+                       llvm::Twine(host ? "host memory" : "disk") + " of " +
+                       node +
+                       " has no link to its devices; give the bandwidth "
+                       "between the tier and each device");
+    }
+    if (llvm::Error err =
+            readNumber(*object, path, key::bandwidth, spec.bandwidth))
+      return err;
+    if (object->get(key::latency))
+      return readNumber(*object, path, key::latency, spec.latency);
+    return llvm::Error::success();
   }
 
   llvm::Error parseNetwork(const llvm::json::Value &value, NetworkSpec &spec) {

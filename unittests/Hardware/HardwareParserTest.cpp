@@ -8,6 +8,7 @@
 #include "tra/Hardware/Hardware.h"
 
 #include "llvm/ADT/StringRef.h"
+#include "llvm/Support/raw_ostream.h"
 
 #include "gtest/gtest.h"
 
@@ -375,6 +376,77 @@ TEST(HardwareParser, DefaultsAndNormalization) {
       "t.json");
   ASSERT_TRUE(bool(swapped)) << llvm::toString(swapped.takeError());
   EXPECT_EQ(swapped->link(1, 0).kind, LinkKind::PCIe);
+}
+
+// Memory tiers of a node group: read, round-tripped, and every bad tier is
+// an error naming the node group and the field.
+TEST(HardwareParser, MemoryTiers) {
+  const std::string tiers =
+      R"("name": "box", "host_memory": { "bytes": 64000, "bandwidth": 2.5e10,
+          "latency": 1e-5 }, "disk": { "bandwidth": 3e9 },)";
+  llvm::Expected<HardwareDescription> hw =
+      parseHardwareJSON(replaced(R"("name": "box",)", tiers), "t.json");
+  ASSERT_TRUE(bool(hw)) << llvm::toString(hw.takeError());
+  ASSERT_NE(hw->getHostMemory(0), nullptr);
+  EXPECT_EQ(hw->getHostMemory(0)->bytes, 64000u);
+  EXPECT_EQ(hw->getHostMemory(0)->bandwidth, 2.5e10);
+  EXPECT_EQ(hw->getHostMemory(0)->latency, 1e-5);
+  ASSERT_NE(hw->getDisk(0), nullptr);
+  EXPECT_EQ(hw->getDisk(0)->bytes, 0u);
+  // The second group (nodes 1 and 2) states none.
+  EXPECT_EQ(hw->getHostMemory(1), nullptr);
+  EXPECT_EQ(hw->getDisk(2), nullptr);
+  EXPECT_EQ(hw->totalHostMemoryBytes(), 64000u);
+  llvm::Expected<HardwareDescription> again =
+      parseHardwareJSON(hw->toJSONText(), "again.json");
+  ASSERT_TRUE(bool(again)) << llvm::toString(again.takeError());
+  EXPECT_TRUE(*again == *hw);
+  std::string summary;
+  llvm::raw_string_ostream os(summary);
+  hw->printSummary(os);
+  EXPECT_NE(summary.find("host memory: 62.5 KiB, 25 GB/s to each device"),
+            std::string::npos)
+      << summary;
+
+  EXPECT_EQ(
+      errorOfReplaced(R"("name": "box",)",
+                      R"("name": "box", "host_memory": { "bytes": 64000 },)"),
+      "t.json: nodes[0].host_memory.bandwidth: missing required key: "
+      "the host memory of node \"box\" has no link to its devices; give "
+      "the bandwidth between the tier and each device");
+  EXPECT_EQ(errorOfReplaced("\"count\": 2,\n      \"devices\"",
+                            "\"count\": 2, \"disk\": { \"bytes\": 5 },\n"
+                            "      \"devices\""),
+            "t.json: nodes[1].disk.bandwidth: missing required key: the disk "
+            "of this node group has no link to its devices; give the "
+            "bandwidth between the tier and each device");
+  EXPECT_EQ(
+      errorOfReplaced(R"("name": "box",)",
+                      R"("name": "box", "host_memory": { "bandwidth": 1e9 },)"),
+      "t.json: nodes[0].host_memory.bytes: missing required key");
+  EXPECT_EQ(
+      errorOfReplaced(
+          R"("name": "box",)",
+          R"("name": "box", "host_memory": { "bytes": 0, "bandwidth": 1e9 },)"),
+      "t.json: nodes[0].host_memory.bytes: expected a positive number, "
+      "got 0");
+  EXPECT_EQ(errorOfReplaced(R"("name": "box",)",
+                            R"("name": "box", "disk": { "bandwidth": -3 },)"),
+            "t.json: nodes[0].disk.bandwidth: expected a positive number, got "
+            "-3");
+  EXPECT_EQ(errorOfReplaced(
+                R"("name": "box",)",
+                R"("name": "box", "disk": { "bandwidth": 3, "latency": -1 },)"),
+            "t.json: nodes[0].disk.latency: expected a non-negative number, "
+            "got -1");
+  EXPECT_EQ(errorOfReplaced(
+                R"("name": "box",)",
+                R"("name": "box", "disk": { "bandwidth": 3, "size": 1 },)"),
+            "t.json: nodes[0].disk.size: unknown key; expected \"bytes\", "
+            "\"bandwidth\" or \"latency\"");
+  EXPECT_EQ(
+      errorOfReplaced(R"("name": "box",)", R"("name": "box", "disk": 3,)"),
+      "t.json: nodes[0].disk: expected an object, got 3");
 }
 
 } // namespace

@@ -140,12 +140,34 @@ struct LinkSpec {
 };
 
 /// `count` identical nodes (machines).
+/// A memory tier of each node of a group beyond its devices' memory: the
+/// node's host RAM, or a disk the weights stream from. The planner keeps
+/// weight tiles there when the devices cannot hold them and moves them to
+/// the device before the operation that reads them.
+struct TierSpec {
+  /// Bytes the tier may hold; 0: no limit stated (a disk tier streaming
+  /// the checkpoint file itself).
+  uint64_t bytes = 0;
+  /// Bytes/s per direction between the tier and each device of the node
+  /// (its link to the devices: PCIe for host memory, the drive's read rate
+  /// for a disk).
+  double bandwidth = 0;
+  /// Seconds.
+  double latency = 0;
+
+  bool operator==(const TierSpec &other) const;
+  bool operator!=(const TierSpec &other) const { return !(*this == other); }
+};
+
 struct NodeGroupSpec {
   /// Name of the node group; empty when not stated.
   std::string name;
   uint64_t count = 1;
   std::vector<DeviceGroupSpec> devices;
   std::vector<LinkSpec> links;
+  /// Optional tiers ("host_memory", "disk").
+  std::optional<TierSpec> hostMemory;
+  std::optional<TierSpec> disk;
 
   bool operator==(const NodeGroupSpec &other) const;
   bool operator!=(const NodeGroupSpec &other) const {
@@ -313,8 +335,15 @@ public:
   /// How data moves from device `srcDevice` to device `dstDevice`.
   LinkInfo link(unsigned srcDevice, unsigned dstDevice) const;
 
+  /// The host-memory / disk tier of node `nodeId`; null when its group
+  /// states none.
+  const TierSpec *getHostMemory(unsigned nodeId) const;
+  const TierSpec *getDisk(unsigned nodeId) const;
+
   /// Sum of the memory of all devices, in bytes.
   uint64_t totalMemoryBytes() const;
+  /// Sum of the host memory of all nodes, in bytes (0 without tiers).
+  uint64_t totalHostMemoryBytes() const;
   /// Sum of the peak flop/s of all devices for `type`.
   double totalPeakFlops(DType type) const;
   /// Whether every device has the same kind, memory, bandwidth and flop/s.
