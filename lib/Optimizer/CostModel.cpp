@@ -7,6 +7,7 @@
 #include "llvm/Support/MathExtras.h"
 
 #include <algorithm>
+#include <limits>
 #include <map>
 
 using namespace mlir;
@@ -77,6 +78,20 @@ CostModel::CostModel(const hw::HardwareDescription &hw,
       networkLink = hw.link(0, d);
       break;
     }
+}
+
+const hw::TierSpec *CostModel::getStreamTier(unsigned device) const {
+  unsigned node = nodeOf[device];
+  if (const hw::TierSpec *host = hw.getHostMemory(node))
+    return host;
+  return hw.getDisk(node);
+}
+
+double CostModel::getStreamTime(unsigned device, double bytes) const {
+  const hw::TierSpec *tier = getStreamTier(device);
+  if (!tier)
+    return std::numeric_limits<double>::infinity();
+  return tier->latency + bytes / tier->bandwidth;
 }
 
 double CostModel::getKernelTime(unsigned device, hw::DType type, double flops,

@@ -72,6 +72,7 @@ struct AssignPartitionsPass
     options.beam = beam;
     options.choices.maxSplitIndices = maxSplitIndices;
     options.recompute = recompute;
+    options.stream = stream;
     if (!model || !planAll(getOperation(), [&](func::FuncOp func) {
           return assignPartitions(func, *model, options);
         }))
@@ -99,6 +100,7 @@ struct DecomposePass : public mlir::tra::impl::DecomposeBase<DecomposePass> {
     options.beam = beam;
     options.choices.maxSplitIndices = maxSplitIndices;
     options.recompute = recompute;
+    options.stream = stream;
     if (!model || !planAll(getOperation(), [&](func::FuncOp func) {
           return planFunction(func, *model, options);
         }))

@@ -168,8 +168,10 @@ llvm::Error ProblemBuilder::collect(func::FuncOp func) {
   Block &block = func.getBody().front();
   for (BlockArgument arg : block.getArguments()) {
     int id = addValue(arg);
-    if (id >= 0)
+    if (id >= 0) {
       problem.values[id].isArgument = true;
+      problem.values[id].isStreamed = options.streamed.contains(arg);
+    }
   }
   for (Operation &op : block.without_terminator()) {
     if (auto call = llvm::dyn_cast<CallOpInterface>(op)) {
@@ -337,6 +339,17 @@ void ProblemBuilder::addReturnCosts(ProblemNode &node, ProblemChoice &choice) {
 static std::pair<double, double> getSourceCosts(const CostModel &model,
                                                 const ProblemValue &value,
                                                 const TensorDist &dist) {
+  if (value.isStreamed) {
+    // No device memory between uses; every step, each device receives its
+    // tiles from its node's tier.
+    std::vector<double> perDevice(model.getNumDevices(), 0.0);
+    dist.addBytesPerDevice(value.shape, value.elementBytes, perDevice);
+    double time = 0;
+    for (auto [device, bytes] : llvm::enumerate(perDevice))
+      if (bytes > 0)
+        time = std::max(time, model.getStreamTime(device, bytes));
+    return {time, 0.0};
+  }
   double bytes = dist.getMaxBytesPerDevice(value.shape, value.elementBytes,
                                            model.getNumDevices());
   if (value.isFill) {
@@ -637,10 +650,36 @@ MemoryUse PlanProblem::getMemoryUse(ArrayRef<unsigned> plan) const {
   MemoryUse use;
   use.resident.assign(numDevices, 0.0);
   use.peakActivations.assign(numDevices, 0.0);
+  use.streamed.assign(numDevices, 0.0);
   std::vector<double> current(numDevices, 0.0), step(numDevices);
   std::vector<unsigned> freeAt = getFreePoints(values);
   std::vector<std::vector<unsigned>> freedAfter(nodes.size());
+  // Streamed arguments: per operation that reads some, the bytes each
+  // device receives for it; its buffers and the next such operation's are
+  // allocated while it runs.
+  std::vector<std::pair<unsigned, std::vector<double>>> streamedReads;
+  for (auto [n, node] : llvm::enumerate(nodes)) {
+    if (node.kind == ProblemNode::Kind::Source)
+      continue;
+    std::vector<double> bytes;
+    for (int v : node.operandValues) {
+      if (v < 0 || !values[v].isStreamed)
+        continue;
+      if (bytes.empty())
+        bytes.assign(numDevices, 0.0);
+      dists[getValueDist(v, plan)].addBytesPerDevice(
+          values[v].shape, values[v].elementBytes, bytes);
+    }
+    if (!bytes.empty())
+      streamedReads.push_back({unsigned(n), std::move(bytes)});
+  }
+  for (const auto &[n, bytes] : streamedReads)
+    for (unsigned d = 0; d < numDevices; ++d)
+      use.streamed[d] += bytes[d];
+  size_t nextRead = 0;
   for (auto [id, v] : llvm::enumerate(values)) {
+    if (v.isStreamed)
+      continue;
     if (v.isArgument || v.isFill) {
       dists[getValueDist(id, plan)].addBytesPerDevice(v.shape, v.elementBytes,
                                                       use.resident);
@@ -670,6 +709,18 @@ MemoryUse PlanProblem::getMemoryUse(ArrayRef<unsigned> plan) const {
       dists[choice.results[r]].addBytesPerDevice(values[v].shape,
                                                  values[v].elementBytes, step);
     }
+    // The buffers of the next operation that reads streamed arguments (or
+    // of this one, and then also of the next, arriving meanwhile).
+    while (nextRead < streamedReads.size() && streamedReads[nextRead].first < n)
+      ++nextRead;
+    size_t buffers =
+        nextRead < streamedReads.size() && streamedReads[nextRead].first == n
+            ? 2
+            : 1;
+    for (size_t r = nextRead;
+         r < std::min(nextRead + buffers, streamedReads.size()); ++r)
+      for (unsigned d = 0; d < numDevices; ++d)
+        step[d] += streamedReads[r].second[d];
     for (unsigned d = 0; d < numDevices; ++d)
       use.peakActivations[d] = std::max(use.peakActivations[d], step[d]);
     for (unsigned id : freedAfter[n]) {
@@ -689,6 +740,8 @@ std::pair<double, double> PlanProblem::getMinimumBytes() const {
   std::vector<double> freedAfter(nodes.size() + 1, 0.0);
   std::vector<double> allocatedAt(nodes.size() + 1, 0.0);
   for (auto [id, v] : llvm::enumerate(values)) {
+    if (v.isStreamed)
+      continue;
     if (v.isArgument || v.isFill) {
       arguments += v.getBytes();
       continue;

@@ -8,6 +8,7 @@
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <chrono>
 #include <cmath>
@@ -48,17 +49,45 @@ static std::string bytesText(double bytes) {
   return llvm::formatv("{0:F0} bytes ({1})", bytes, formatBytes(bytes)).str();
 }
 
+/// ", and in its nodes' tiers 64.00 GiB of host memory and no disk" when
+/// the hardware states memory tiers; empty otherwise.
+static std::string tiersText(const ::tra::hw::HardwareDescription &hardware) {
+  bool anyHost = false, anyDisk = false, unlimitedDisk = false;
+  double disk = 0;
+  for (unsigned n = 0; n < hardware.numNodes(); ++n) {
+    anyHost |= hardware.getHostMemory(n) != nullptr;
+    if (const auto *tier = hardware.getDisk(n)) {
+      anyDisk = true;
+      unlimitedDisk |= tier->bytes == 0;
+      disk += double(tier->bytes);
+    }
+  }
+  if (!anyHost && !anyDisk)
+    return "";
+  std::string text = ", and in its nodes' tiers ";
+  text += anyHost ? bytesText(double(hardware.totalHostMemoryBytes())) +
+                        " of host memory"
+                  : "no host memory";
+  if (!anyDisk)
+    text += " and no disk";
+  else if (unlimitedDisk)
+    text += " and a disk the weights stream from";
+  else
+    text += " and " + bytesText(disk) + " of disk";
+  return text;
+}
+
 /// The error for a model larger than all the memory there is.
 static llvm::Error makeTooLargeError(func::FuncOp func, const CostModel &model,
                                      double arguments, double activations) {
   const auto &hardware = model.getHardware();
   return llvm::createStringError(llvm::formatv(
       "@{0} needs at least {1} of memory ({2} of arguments and weights, {3} "
-      "of activations) but {4} has {5} in {6} device{7}",
+      "of activations) but {4} has {5} in {6} device{7}{8}",
       func.getSymName(), bytesText(arguments + activations),
       formatBytes(arguments), formatBytes(activations), hardware.getName(),
       bytesText(double(hardware.totalMemoryBytes())), hardware.numDevices(),
-      hardware.numDevices() == 1 ? "" : "s"));
+      hardware.numDevices() == 1 ? "" : "s", tiersText(hardware)));
 }
 
 /// The error for a model that fits in total but not device by device.
@@ -68,10 +97,10 @@ static llvm::Error makeNoFitError(func::FuncOp func, const CostModel &model,
   return llvm::createStringError(llvm::formatv(
       "@{0} does not fit in the memory of {1}: the plan using the least "
       "memory needs {2} on device {3}, which has {4} (the model needs at "
-      "least {5} in all; the hardware has {6})",
+      "least {5} in all; the hardware has {6}{7})",
       func.getSymName(), hardware.getName(), bytesText(overflow.needed),
       overflow.device, bytesText(overflow.capacity), bytesText(minimum),
-      bytesText(double(hardware.totalMemoryBytes()))));
+      bytesText(double(hardware.totalMemoryBytes())), tiersText(hardware)));
 }
 
 /// Seconds per byte charged even without memory pressure: 1 ns per GB.
@@ -238,11 +267,13 @@ struct Attempt {
 };
 } // namespace
 
-static llvm::Expected<Attempt> attemptPlan(func::FuncOp func,
-                                           const CostModel &model,
-                                           const PlannerOptions &options) {
+static llvm::Expected<Attempt>
+attemptPlan(func::FuncOp func, const CostModel &model,
+            const PlannerOptions &options,
+            const llvm::DenseSet<Value> &streamed = {}) {
   ProblemOptions problemOptions;
   problemOptions.choices = options.choices;
+  problemOptions.streamed = streamed;
   auto problemOr = PlanProblem::build(func, model, problemOptions);
   if (!problemOr)
     return problemOr.takeError();
@@ -263,6 +294,186 @@ static llvm::Expected<Attempt> attemptPlan(func::FuncOp func,
     attempt.summary.memory = problem.getMemoryUse(best->plan);
   }
   return std::move(attempt);
+}
+
+//===----------------------------------------------------------------------===//
+// Streaming weights from memory tiers
+//===----------------------------------------------------------------------===//
+
+/// Whether every device's node has a tier to stream from.
+static bool hasStreamTiers(const CostModel &model) {
+  for (unsigned d = 0; d < model.getNumDevices(); ++d)
+    if (!model.getStreamTier(d))
+      return false;
+  return model.getNumDevices() > 0;
+}
+
+/// The arguments that may live in a tier: read-only weights (not written in
+/// place, not returned, not carried between steps), largest first.
+static SmallVector<Value> getStreamCandidates(const PlanProblem &problem) {
+  ArrayRef<ProblemValue> values = problem.getValues();
+  std::vector<bool> viewed(values.size(), false);
+  for (const ProblemValue &v : values)
+    if (v.aliasOf >= 0)
+      viewed[v.aliasOf] = true;
+  SmallVector<std::pair<double, unsigned>> candidates;
+  for (auto [id, v] : llvm::enumerate(values))
+    if (v.isArgument && !v.isReturned && !viewed[id] && !v.uses.empty() &&
+        v.carriedTo < 0 && v.carriedFrom < 0 && !v.isCarryTarget)
+      candidates.push_back({-v.getBytes(), unsigned(id)});
+  llvm::stable_sort(candidates);
+  // Among weights of one size (the same matrix of every layer), any first
+  // few are spread over the layers (bit-reversed order), so that each
+  // transfer overlaps its own layer's compute rather than piling up.
+  SmallVector<Value> result;
+  for (size_t begin = 0; begin < candidates.size();) {
+    size_t end = begin;
+    while (end < candidates.size() &&
+           candidates[end].first == candidates[begin].first)
+      ++end;
+    size_t count = end - begin;
+    unsigned bits = llvm::Log2_64_Ceil(count);
+    SmallVector<std::pair<uint64_t, unsigned>> spread;
+    for (size_t i = 0; i < count; ++i)
+      spread.push_back(
+          {llvm::reverseBits(uint64_t(i)) >> (64 - std::max(bits, 1u)),
+           candidates[begin + i].second});
+    llvm::sort(spread);
+    for (auto [key, id] : spread)
+      result.push_back(values[id].value);
+    begin = end;
+  }
+  return result;
+}
+
+/// Plans with the fewest of the largest weights streamed from the tiers
+/// that fits the devices (a binary search over how many); std::nullopt
+/// when even streaming every candidate does not fit.
+static llvm::Expected<std::optional<Attempt>>
+attemptStreaming(func::FuncOp func, const CostModel &model,
+                 const PlannerOptions &options, const PlanProblem &plain,
+                 unsigned &searches) {
+  SmallVector<Value> candidates = getStreamCandidates(plain);
+  auto attempt = [&](size_t count) -> llvm::Expected<Attempt> {
+    llvm::DenseSet<Value> streamed(candidates.begin(),
+                                   candidates.begin() + count);
+    llvm::Expected<Attempt> result =
+        attemptPlan(func, model, options, streamed);
+    if (result)
+      searches += result->summary.searches;
+    return result;
+  };
+  if (candidates.empty())
+    return std::nullopt;
+  llvm::Expected<Attempt> all = attempt(candidates.size());
+  if (!all)
+    return all.takeError();
+  if (!all->getFitting())
+    return std::nullopt;
+  // Fits with `high` streamed, not with `low`.
+  size_t low = 0, high = candidates.size();
+  std::optional<Attempt> best = std::move(*all);
+  while (high - low > 1) {
+    size_t middle = low + (high - low) / 2;
+    llvm::Expected<Attempt> tried = attempt(middle);
+    if (!tried)
+      return tried.takeError();
+    if (tried->getFitting()) {
+      high = middle;
+      best = std::move(*tried);
+    } else {
+      low = middle;
+    }
+  }
+  // The fewest that fit may fit only by cutting weights the plan would
+  // rather replicate (a memory penalty): streaming a few more can be
+  // faster. Keep the fastest estimate (which charges every transfer in
+  // full, not overlapped: an extra weight has to pay for itself).
+  size_t fewest = high;
+  for (double factor : {1.25, 1.5, 2.0}) {
+    size_t count =
+        std::min(candidates.size(), size_t(std::ceil(double(fewest) * factor)));
+    if (count <= high)
+      continue;
+    llvm::Expected<Attempt> tried = attempt(count);
+    if (!tried)
+      return tried.takeError();
+    if (tried->getFitting() &&
+        tried->summary.estimatedTime < best->summary.estimatedTime)
+      best = std::move(*tried);
+    high = count;
+  }
+  return best;
+}
+
+namespace {
+/// Where the streamed arguments of a plan live.
+struct TierUse {
+  /// Per streamed argument number: "host" or "disk".
+  llvm::DenseMap<unsigned, StringRef> tiers;
+};
+} // namespace
+
+/// Puts each streamed argument in its nodes' host memory while it has room,
+/// else on their disk (every node keeps the tiles its devices read); fails
+/// naming every tier when neither holds it.
+static llvm::Expected<TierUse> assignTiers(func::FuncOp func,
+                                           const PlanProblem &problem,
+                                           ArrayRef<unsigned> plan,
+                                           const CostModel &model) {
+  const auto &hardware = model.getHardware();
+  unsigned numNodes = hardware.numNodes();
+  std::vector<double> hostLeft(numNodes, 0.0), diskLeft(numNodes, 0.0);
+  for (unsigned n = 0; n < numNodes; ++n) {
+    if (const auto *host = hardware.getHostMemory(n))
+      hostLeft[n] = double(host->bytes);
+    if (const auto *disk = hardware.getDisk(n))
+      diskLeft[n] = disk->bytes ? double(disk->bytes)
+                                : std::numeric_limits<double>::infinity();
+  }
+  TierUse use;
+  double total = 0;
+  for (const ProblemValue &v : problem.getValues())
+    if (v.isStreamed)
+      total += v.getBytes();
+  for (auto [id, v] : llvm::enumerate(problem.getValues())) {
+    if (!v.isStreamed)
+      continue;
+    // The bytes of the distinct tiles each node's devices read.
+    const TensorDist &dist = problem.getDist(problem.getValueDist(id, plan));
+    std::vector<double> perNode(numNodes, 0.0);
+    for (int64_t t = 0; t < dist.getNumTiles(); ++t) {
+      SmallVector<unsigned, 4> nodes;
+      for (unsigned device : dist.getTileDevices(t))
+        if (!llvm::is_contained(nodes, model.getNodeOf(device)))
+          nodes.push_back(model.getNodeOf(device));
+      double bytes = double(dist.getTileElements(v.shape, t)) * v.elementBytes;
+      for (unsigned node : nodes)
+        perNode[node] += bytes;
+    }
+    auto fits = [&](const std::vector<double> &left) {
+      for (unsigned n = 0; n < numNodes; ++n)
+        if (perNode[n] > left[n])
+          return false;
+      return true;
+    };
+    std::vector<double> *tier = fits(hostLeft)   ? &hostLeft
+                                : fits(diskLeft) ? &diskLeft
+                                                 : nullptr;
+    if (!tier)
+      return llvm::createStringError(llvm::formatv(
+          "@{0} does not fit in the memory of {1}: beyond what its devices "
+          "hold, {2} of weights must live in a memory tier, but {1} has {3} "
+          "in {4} device{5}{6}",
+          func.getSymName(), hardware.getName(), bytesText(total),
+          bytesText(double(hardware.totalMemoryBytes())), hardware.numDevices(),
+          hardware.numDevices() == 1 ? "" : "s", tiersText(hardware)));
+    for (unsigned n = 0; n < numNodes; ++n)
+      (*tier)[n] -= perNode[n];
+    auto arg = llvm::cast<BlockArgument>(v.value);
+    use.tiers[arg.getArgNumber()] = tier == &hostLeft ? "host" : "disk";
+  }
+  return use;
 }
 
 llvm::Expected<PlanSummary>
@@ -311,15 +522,47 @@ plan::assignPartitions(func::FuncOp func, const CostModel &model,
         std::to_string(numRecomputed) +
         " elementwise activations recomputed instead of kept");
   };
+  // The devices cannot hold it: keep the largest weights in the nodes'
+  // memory tiers, as few as make it fit, streamed to the devices.
+  std::optional<Attempt> streaming;
+  if (!chosen->getFitting() && options.stream && hasStreamTiers(model)) {
+    // Nothing fits, so the function keeps its own body (a recomputing
+    // copy is only adopted when it fits): the first attempt's problem
+    // names its arguments.
+    llvm::Expected<std::optional<Attempt>> streamed = attemptStreaming(
+        func, model, options, *stored->problem, stored->summary.searches);
+    if (!streamed)
+      return streamed.takeError();
+    if (*streamed) {
+      streaming = std::move(**streamed);
+      streaming->summary.searches = stored->summary.searches;
+      chosen = &*streaming;
+    }
+  }
   if (chosen->tooLarge(model))
     return withRecompute(
         makeTooLargeError(func, model, chosen->arguments, chosen->activations));
   if (auto *overflow = std::get_if<Overflow>(&chosen->found))
     return withRecompute(makeNoFitError(
         func, model, *overflow, chosen->arguments + chosen->activations));
+  std::optional<TierUse> tiers;
+  if (streaming) {
+    llvm::Expected<TierUse> assigned =
+        assignTiers(func, *chosen->problem, chosen->getFitting()->plan, model);
+    if (!assigned)
+      return assigned.takeError();
+    tiers = std::move(*assigned);
+  }
   PlanSummary summary = chosen->summary;
   summary.recomputed = useRecomputed ? numRecomputed : 0;
   recordPlan(func, *chosen->problem, chosen->getFitting()->plan, model);
+  if (tiers) {
+    summary.streamed = tiers->tiers.size();
+    Builder builder(func.getContext());
+    for (auto [arg, tier] : tiers->tiers)
+      func.setArgAttr(arg, PlanDialect::kTierAttrName,
+                      builder.getStringAttr(tier));
+  }
   summary.planningSeconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
           .count();

@@ -207,6 +207,18 @@ public:
     add(value, dist, memory.resident);
   }
 
+  /// The per-device bytes of the streamed arguments each operation reads,
+  /// in program order: their buffers exist from the previous such
+  /// operation on.
+  void setStreamedReads(
+      std::vector<std::pair<Operation *, std::vector<double>>> reads) {
+    streamedReads = std::move(reads);
+    memory.streamed.assign(numDevices, 0.0);
+    for (const auto &[op, bytes] : streamedReads)
+      for (unsigned d = 0; d < numDevices; ++d)
+        memory.streamed[d] += bytes[d];
+  }
+
   /// Accounts for `op`, which writes `dists`, then frees what it read last.
   void visit(Operation *op, ArrayRef<DistAttr> dists) {
     for (auto [result, dist] : llvm::zip_equal(op->getResults(), dists)) {
@@ -215,9 +227,21 @@ public:
       add(result, dist, current);
       owned[result] = dist;
     }
+    std::vector<double> step = current;
+    unsigned position = positions.lookup(op);
+    while (nextRead < streamedReads.size() &&
+           positions.lookup(streamedReads[nextRead].first) < position)
+      ++nextRead;
+    size_t buffers =
+        nextRead < streamedReads.size() && streamedReads[nextRead].first == op
+            ? 2
+            : 1;
+    for (size_t r = nextRead;
+         r < std::min(nextRead + buffers, streamedReads.size()); ++r)
+      for (unsigned d = 0; d < numDevices; ++d)
+        step[d] += streamedReads[r].second[d];
     for (unsigned d = 0; d < numDevices; ++d)
-      memory.peakActivations[d] =
-          std::max(memory.peakActivations[d], current[d]);
+      memory.peakActivations[d] = std::max(memory.peakActivations[d], step[d]);
     for (Value storage : freedAfter.lookup(positions.lookup(op))) {
       std::vector<double> bytes(numDevices, 0.0);
       add(storage, owned.lookup(storage), bytes);
@@ -252,6 +276,8 @@ private:
   DenseMap<Value, unsigned> endOf;
   DenseMap<unsigned, SmallVector<Value, 2>> freedAfter;
   DenseMap<Value, DistAttr> owned;
+  std::vector<std::pair<Operation *, std::vector<double>>> streamedReads;
+  size_t nextRead = 0;
 };
 } // namespace
 
@@ -300,8 +326,18 @@ static void addCarries(func::FuncOp func, const CostModel &model,
   }
 }
 
+/// Bytes of a ranked tensor type (0 for anything else).
+static double bytesOf(Type type) {
+  auto tensor = llvm::dyn_cast<RankedTensorType>(type);
+  if (!tensor || !tensor.hasStaticShape())
+    return 0;
+  return double(tensor.getNumElements()) *
+         getElementBytes(tensor.getElementType());
+}
+
 PlanReport plan::analyzePlan(func::FuncOp func, const CostModel &model) {
   PlanReport report;
+  DenseMap<Value, DistAttr> streamed;
   MemoryTracker tracker(func, model.getNumDevices());
   for (unsigned i = 0; i < func.getNumArguments(); ++i) {
     ReportRow row;
@@ -312,9 +348,46 @@ PlanReport plan::analyzePlan(func::FuncOp func, const CostModel &model) {
     row.split = "-";
     row.dist = dist ? fromAttr(dist).str() : "unplanned";
     row.devices = dist ? devicesText(dist) : "-";
-    tracker.addArgument(func.getArgument(i), dist);
+    if (auto tier =
+            func.getArgAttrOfType<StringAttr>(i, PlanDialect::kTierAttrName)) {
+      row.split = tier.str();
+      streamed[func.getArgument(i)] = dist;
+      ++report.streamed;
+      (tier.getValue() == "disk" ? report.diskBytes : report.hostBytes) +=
+          bytesOf(func.getArgument(i).getType());
+    } else {
+      tracker.addArgument(func.getArgument(i), dist);
+    }
     report.rows.push_back(std::move(row));
   }
+  // What each operation reads of the streamed arguments, per device.
+  std::vector<std::pair<Operation *, std::vector<double>>> streamedReads;
+  for (Operation &op : func.getBody().front().without_terminator()) {
+    std::vector<double> bytes;
+    for (Value operand : op.getOperands()) {
+      auto it = streamed.find(operand);
+      if (it == streamed.end() || !it->second)
+        continue;
+      if (bytes.empty())
+        bytes.assign(model.getNumDevices(), 0.0);
+      auto type = llvm::cast<RankedTensorType>(operand.getType());
+      fromAttr(it->second)
+          .addBytesPerDevice(type.getShape(),
+                             getElementBytes(type.getElementType()), bytes);
+    }
+    if (!bytes.empty())
+      streamedReads.push_back({&op, std::move(bytes)});
+  }
+  DenseMap<Operation *, std::pair<double, double>> streamCosts;
+  for (const auto &[op, bytes] : streamedReads) {
+    auto &[time, most] = streamCosts[op];
+    for (auto [device, b] : llvm::enumerate(bytes))
+      if (b > 0) {
+        time = std::max(time, model.getStreamTime(device, b));
+        most = std::max(most, b);
+      }
+  }
+  tracker.setStreamedReads(std::move(streamedReads));
   unsigned index = 0;
   for (Operation &op : func.getBody().front().without_terminator()) {
     ReportRow row;
@@ -347,10 +420,28 @@ PlanReport plan::analyzePlan(func::FuncOp func, const CostModel &model) {
       }
       report.unplanned += !dist;
     }
+    if (auto it = streamCosts.find(&op); it != streamCosts.end())
+      std::tie(row.streamTime, row.streamBytes) = it->second;
     tracker.visit(&op, dists);
     report.rows.push_back(std::move(row));
   }
   addCarries(func, model, report);
+  // The tier links run beside the compute: a transfer starts when the link
+  // is free and the previous streamed operation has started (its buffer
+  // from before is free), and its operation waits for it.
+  double clock = 0, link = 0, previousStart = 0;
+  for (const ReportRow &row : report.rows) {
+    if (row.streamTime > 0) {
+      link = std::max(link, previousStart) + row.streamTime;
+      report.streamTime += row.streamTime;
+      if (link > clock) {
+        report.streamStall += link - clock;
+        clock = link;
+      }
+      previousStart = clock;
+    }
+    clock += row.time;
+  }
   report.memory = std::move(tracker.memory);
   return report;
 }
@@ -366,6 +457,9 @@ static void printRow(llvm::raw_ostream &os, const ReportRow &row) {
                       row.time > 0 ? formatSeconds(row.time) : "-");
   if (row.isMove)
     os << "  moved " << formatBytes(row.bytes.total());
+  if (row.streamTime > 0)
+    os << "  streamed in " << formatBytes(row.streamBytes) << " ("
+       << formatSeconds(row.streamTime) << ")";
   os << "\n";
 }
 
@@ -393,7 +487,24 @@ void plan::printExplain(func::FuncOp func, const CostModel &model,
   os << "TOTAL\n";
   os << "  estimated step time: " << formatSeconds(report.getStepTime())
      << " (compute " << formatSeconds(report.computeTime) << ", communication "
-     << formatSeconds(report.communicationTime) << ")\n";
+     << formatSeconds(report.communicationTime);
+  if (report.streamed)
+    os << ", waiting for streamed weights "
+       << formatSeconds(report.streamStall);
+  os << ")\n";
+  if (report.streamed) {
+    double most = 0;
+    for (double bytes : report.memory.streamed)
+      most = std::max(most, bytes);
+    os << "  memory tiers: " << report.streamed
+       << " weights live in the nodes' tiers (host memory "
+       << formatBytes(report.hostBytes) << ", disk "
+       << formatBytes(report.diskBytes)
+       << ") and are streamed to the devices each step: " << formatBytes(most)
+       << " to the busiest device, " << formatSeconds(report.streamTime)
+       << " of transfers, " << formatSeconds(report.streamStall)
+       << " of them not hidden behind compute\n";
+  }
   os << llvm::formatv(
       "  bytes moved: {0:F0} B ({1}): intra-node {2:F0} B "
       "({3}), inter-node {4:F0} B ({5})\n",
@@ -414,7 +525,8 @@ void plan::printExplain(func::FuncOp func, const CostModel &model,
   if (report.unplanned)
     os << "  unplanned operations (whole, on device 0): " << report.unplanned
        << "\n";
-  os << "  peak memory per device (arguments + activations / capacity):\n";
+  os << "  peak memory per device (arguments + activations"
+     << (report.streamed ? " and streamed buffers" : "") << " / capacity):\n";
   for (const auto &device : hardware.getDevices()) {
     double peak = report.memory.getPeak(device.id);
     os << llvm::formatv("    device {0,-3} {1}: {2} + {3} = {4} / {5} "

@@ -119,6 +119,13 @@ public:
                           deviceClass[dst]];
   }
 
+  /// The tier the tiles of a streamed argument come from on `device`'s
+  /// node: its host memory, else its disk; null when it has neither.
+  const ::tra::hw::TierSpec *getStreamTier(unsigned device) const;
+  /// Seconds to bring `bytes` from that tier onto `device` (latency +
+  /// bytes / bandwidth; infinite without a tier).
+  double getStreamTime(unsigned device, double bytes) const;
+
   /// Seconds for one tile kernel on `device`: the larger of
   /// flops / (peak(type) * efficiency) and
   /// bytes / (memory bandwidth * memoryEfficiency).

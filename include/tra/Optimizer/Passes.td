@@ -24,6 +24,12 @@ defvar PlanRecomputeOption =
            "cutting weights), also plan with elementwise activations "
            "recomputed where they are read again, and keep the faster plan "
            "(marked tra.recomputed)">;
+defvar PlanStreamOption =
+    Option<"stream", "stream", "bool", /*default=*/"true",
+           "When the devices cannot hold the model and every node states a "
+           "memory tier (host_memory or disk), keep the largest weights "
+           "there, as few as make it fit, and stream them to the devices "
+           "before the operations that read them (tra_plan.tier)">;
 
 def AssignPartitions : Pass<"tra-assign-partitions", "::mlir::ModuleOp"> {
   let summary = "choose a distribution for every tensor with the cost model";
@@ -45,7 +51,13 @@ def AssignPartitions : Pass<"tra-assign-partitions", "::mlir::ModuleOp"> {
     only with a memory penalty), the planner also plans the function with
     elementwise activations that are read again much later (a training
     step's backward pass) computed again there instead of kept, and keeps
-    the faster plan that fits; the copies carry `tra.recomputed`.
+    the faster plan that fits; the copies carry `tra.recomputed`. When that
+    still does not fit and every node of the hardware states a memory tier
+    (`host_memory` or `disk`), the largest read-only weights, as few as make
+    the plan fit, live in the tier instead (`tra_plan.tier` on the
+    argument): each step moves them to the devices just before the
+    operation that reads them, which the estimate charges on the tier's
+    link, overlapped with the compute before.
 
     Before, on 2 devices:
     ```mlir
@@ -68,7 +80,7 @@ def AssignPartitions : Pass<"tra-assign-partitions", "::mlir::ModuleOp"> {
     ```
   }];
   let options = [PlanHardwareOption, PlanBeamOption, PlanMaxSplitOption,
-                 PlanRecomputeOption];
+                 PlanRecomputeOption, PlanStreamOption];
   let dependentDialects = ["::mlir::tra::plan::PlanDialect"];
 }
 
@@ -121,7 +133,7 @@ def Decompose : Pass<"tra-decompose", "::mlir::ModuleOp"> {
     ```
   }];
   let options = [PlanHardwareOption, PlanBeamOption, PlanMaxSplitOption,
-                 PlanRecomputeOption];
+                 PlanRecomputeOption, PlanStreamOption];
   let dependentDialects = ["::mlir::tra::plan::PlanDialect"];
 }
 

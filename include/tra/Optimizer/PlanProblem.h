@@ -29,6 +29,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/Support/Error.h"
 
 #include <memory>
@@ -80,6 +81,8 @@ struct ProblemValue {
   unsigned resultIndex = 0;
   /// (node, operand number) of every use by a node.
   llvm::SmallVector<std::pair<unsigned, unsigned>, 2> uses;
+  /// An argument kept in a memory tier and streamed (ProblemOptions).
+  bool isStreamed = false;
   /// A function argument / a fill / returned by the function.
   bool isArgument = false;
   bool isFill = false;
@@ -108,14 +111,21 @@ struct ProblemValue {
 /// Options of problem construction.
 struct ProblemOptions {
   ChoiceOptions choices;
+  /// Arguments (weights) whose tiles live in their nodes' memory tier and
+  /// are moved to the devices before the operations that read them: no
+  /// device memory between uses, a transfer every step.
+  llvm::DenseSet<Value> streamed;
 };
 
 /// Memory per device of a plan.
 struct MemoryUse {
   /// Bytes of arguments, held for the whole step.
   std::vector<double> resident;
-  /// Peak bytes of everything else.
+  /// Peak bytes of everything else (with the buffers of streamed arguments:
+  /// the one an operation reads and the next one, arriving meanwhile).
   std::vector<double> peakActivations;
+  /// Bytes of streamed arguments each device receives per step.
+  std::vector<double> streamed;
   double getPeak(unsigned device) const {
     return resident[device] + peakActivations[device];
   }

@@ -33,6 +33,11 @@ struct PlannerOptions {
   /// memory penalty), also plan with elementwise activations recomputed
   /// where the backward pass reads them (Recompute.h) and keep the faster.
   bool recompute = true;
+  /// When the devices cannot hold the model and every node states a memory
+  /// tier (host memory or disk), keep the largest weights there, as few as
+  /// make the plan fit, and stream them to the devices before the
+  /// operations that read them (tra_plan.tier on those arguments).
+  bool stream = true;
 };
 
 /// What planning one function found.
@@ -52,6 +57,9 @@ struct PlanSummary {
   /// Operations the plan computes twice rather than keep their results
   /// (Recompute.h); 0 when it stores every activation.
   unsigned recomputed = 0;
+  /// Arguments kept in a memory tier and streamed to the devices; 0 when
+  /// the devices hold every weight.
+  unsigned streamed = 0;
   /// Wall-clock seconds spent planning.
   double planningSeconds = 0;
 };

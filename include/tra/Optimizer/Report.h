@@ -41,6 +41,11 @@ struct ReportRow {
   double time = 0;
   bool isMove = false;
   TrafficBytes bytes;
+  /// Seconds to bring the streamed arguments it reads from their tier onto
+  /// the devices (the busiest device); 0 when it reads none.
+  double streamTime = 0;
+  /// Their bytes on the busiest device.
+  double streamBytes = 0;
 };
 
 /// Estimates of a planned function.
@@ -61,9 +66,20 @@ struct PlanReport {
   double recomputeTime = 0;
   /// Operations without a plan (run whole on device 0).
   unsigned unplanned = 0;
+  /// Arguments kept in a memory tier (tra_plan.tier) and streamed to the
+  /// devices each step: how many, their bytes by tier, the seconds the
+  /// busiest device's tier link is busy, and the part of that the compute
+  /// before each reading operation does not hide (a transfer starts when
+  /// the previous streamed operation starts: two buffers).
+  unsigned streamed = 0;
+  double hostBytes = 0, diskBytes = 0;
+  double streamTime = 0;
+  double streamStall = 0;
   MemoryUse memory;
 
-  double getStepTime() const { return computeTime + communicationTime; }
+  double getStepTime() const {
+    return computeTime + communicationTime + streamStall;
+  }
 };
 
 /// Estimates `func` (after insertRepartitions) on the hardware of `model`.

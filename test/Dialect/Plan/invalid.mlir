@@ -199,3 +199,17 @@ func.func @negative_arg_dist_type(%x: tensor<4x8xf32> {tra_plan.dist = 1 : i64})
 func.func @negative_arg_attr(%x: tensor<4x8xf32> {tra_plan.other = 1 : i64}) {
   return
 }
+
+// -----
+
+// expected-error @+1 {{'tra_plan.tier' of argument 0 must be "host" or "disk"}}
+func.func @bad_tier(%x: tensor<4x8xf32> {tra_plan.tier = "ssd"}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'tra_plan.tier' of argument 0 must be "host" or "disk"}}
+func.func @bad_tier_type(%x: tensor<4x8xf32> {tra_plan.tier = 1 : i64}) {
+  return
+}

@@ -60,3 +60,12 @@ func.func @splits(%x: tensor<8x4xf32>) -> (tensor<8x4xf32>, tensor<8x4xf32>, ten
 func.func @scalar(%p: tensor<i64> {tra_plan.dist = #tra_plan.dist<[] on [[0, 1, 2]]>}) -> tensor<i64> {
   return %p : tensor<i64>
 }
+
+// An argument streamed from host memory keeps its tier through printing.
+// CHECK-LABEL: func.func @tiered
+// CHECK-SAME: tra_plan.tier = "host"
+// CHECK-SAME: tra_plan.tier = "disk"
+func.func @tiered(%w: tensor<4x8xf32> {tra_plan.dist = #tra_plan.dist<[1, 1] on [0]>, tra_plan.tier = "host"},
+                  %v: tensor<4x8xf32> {tra_plan.dist = #tra_plan.dist<[1, 1] on [0]>, tra_plan.tier = "disk"}) {
+  return
+}

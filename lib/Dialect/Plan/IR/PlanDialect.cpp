@@ -481,6 +481,13 @@ LogicalResult PlanDialect::verifyRegionArgAttribute(Operation *op,
                                                     unsigned regionIndex,
                                                     unsigned argIndex,
                                                     NamedAttribute attr) {
+  if (attr.getName() == kTierAttrName) {
+    auto tier = llvm::dyn_cast<StringAttr>(attr.getValue());
+    if (!tier || (tier.getValue() != "host" && tier.getValue() != "disk"))
+      return op->emitOpError() << "'" << kTierAttrName << "' of argument "
+                               << argIndex << " must be \"host\" or \"disk\"";
+    return success();
+  }
   if (attr.getName() != kDistAttrName)
     return op->emitOpError()
            << "unknown argument attribute '" << attr.getName().getValue()

@@ -30,7 +30,9 @@ def Plan_Dialect : Dialect {
     `tra_plan.results` (arrays of `#tra_plan.dist`, one per tensor operand and
     result: the distribution the operation reads and writes). Function
     arguments carry `tra_plan.dist`, the distribution the loader places them
-    in; functions carry `tra_plan.hardware` (a name) and
+    in, and `tra_plan.tier` (`"host"` or `"disk"`) when its tiles live in
+    a node's memory tier and are streamed to the devices that read them;
+    functions carry `tra_plan.hardware` (a name) and
     `tra_plan.num_devices`.
   }];
   let useDefaultAttributePrinterParser = 1;
@@ -45,6 +47,10 @@ def Plan_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral kResultsAttrName =
         "tra_plan.results";
     static constexpr ::llvm::StringLiteral kDistAttrName = "tra_plan.dist";
+    /// On an argument whose tiles live in a node's memory tier ("host" or
+    /// "disk") and move to the devices before the operations that read
+    /// them, instead of staying on the devices.
+    static constexpr ::llvm::StringLiteral kTierAttrName = "tra_plan.tier";
     static constexpr ::llvm::StringLiteral kHardwareAttrName =
         "tra_plan.hardware";
     static constexpr ::llvm::StringLiteral kNumDevicesAttrName =
