@@ -41,15 +41,47 @@ static CodegenOptions stepOptions(int64_t threads, bool cuda = false) {
   return options;
 }
 
+/// Notes the weights a plan of @forward keeps in the memory tiers.
+static void noteStreaming(ModuleOp planned,
+                          const ::tra::hw::HardwareDescription &hardware,
+                          const plan::PlanSummary &summary, int64_t seq,
+                          llvm::raw_ostream &notes) {
+  auto func = planned.lookupSymbol<func::FuncOp>("forward");
+  if (!func || !summary.streamed)
+    return;
+  plan::CostModel model(hardware);
+  plan::PlanReport report = plan::analyzePlan(func, model);
+  notes << "@forward (" << seq << (seq == 1 ? " token" : " tokens")
+        << " per step) planned for " << hardware.getName() << ": "
+        << summary.streamed << " weights ("
+        << plan::formatBytes(report.hostBytes + report.diskBytes)
+        << ") live in its memory tiers, streamed each step (estimated "
+        << plan::formatSeconds(report.getStepTime())
+        << " per step); this build loads them on the devices\n";
+}
+
 llvm::Expected<CompiledProgram> mlir::tra::compileLlamaStep(
     MLIRContext &context, const ::tra::rt::LlamaParams &params, int64_t seq,
     int64_t threads, StringRef cacheDirectory, StringRef keyExtra,
     llvm::raw_ostream &notes, bool cuda, const LlamaWeightDTypes &weightDTypes,
-    bool lastRowLogits) {
+    bool lastRowLogits, const ::tra::hw::HardwareDescription *hardware) {
   llvm::Expected<OwningOpRef<ModuleOp>> module =
       buildStep(context, params, seq, weightDTypes, lastRowLogits);
   if (!module)
     return module.takeError();
+  if (hardware) {
+    // The memory check of the plan; one device compiles the whole step.
+    OwningOpRef<ModuleOp> planned = (*module)->clone();
+    plan::PlanOptions planOptions;
+    planOptions.entry = "forward";
+    llvm::Expected<llvm::StringMap<plan::PlanSummary>> summaries =
+        plan::planModule(*planned, *hardware, planOptions);
+    if (!summaries)
+      return llvm::createStringError("cannot plan the model for " +
+                                     hardware->getName() + ": " +
+                                     llvm::toString(summaries.takeError()));
+    noteStreaming(*planned, *hardware, (*summaries)["forward"], seq, notes);
+  }
   return loadOrCompileProgram(**module, stepOptions(threads, cuda),
                               cacheDirectory, keyExtra, notes);
 }
@@ -66,11 +98,12 @@ llvm::Expected<CachedLibrary> mlir::tra::compileLlamaDistributedStep(
     return module.takeError();
   plan::PlanOptions planOptions;
   planOptions.entry = "forward";
-  if (auto planned = plan::planModule(**module, hardware, planOptions);
-      !planned)
+  auto planned = plan::planModule(**module, hardware, planOptions);
+  if (!planned)
     return llvm::createStringError("cannot plan the model for " +
                                    hardware.getName() + ": " +
                                    llvm::toString(planned.takeError()));
+  noteStreaming(**module, hardware, (*planned)["forward"], seq, notes);
   llvm::Expected<CachedLibrary> library = findOrCompileDistributedLibrary(
       **module, stepOptions(threads, cuda), cacheDirectory,
       hardware.toJSONText(), scratchDirectory, notes);

@@ -347,8 +347,9 @@ static SmallVector<Value> getStreamCandidates(const PlanProblem &problem) {
 }
 
 /// Plans with the fewest of the largest weights streamed from the tiers
-/// that fits the devices (a binary search over how many); std::nullopt
-/// when even streaming every candidate does not fit.
+/// that fits the devices (a binary search over how many); when even
+/// streaming every candidate does not fit, that attempt (for its error);
+/// std::nullopt without candidates.
 static llvm::Expected<std::optional<Attempt>>
 attemptStreaming(func::FuncOp func, const CostModel &model,
                  const PlannerOptions &options, const PlanProblem &plain,
@@ -368,8 +369,10 @@ attemptStreaming(func::FuncOp func, const CostModel &model,
   llvm::Expected<Attempt> all = attempt(candidates.size());
   if (!all)
     return all.takeError();
+  // Even streaming every candidate does not fit: that attempt says what
+  // the devices would still need.
   if (!all->getFitting())
-    return std::nullopt;
+    return std::move(*all);
   // Fits with `high` streamed, not with `low`.
   size_t low = 0, high = candidates.size();
   std::optional<Attempt> best = std::move(*all);
@@ -539,11 +542,27 @@ plan::assignPartitions(func::FuncOp func, const CostModel &model,
       chosen = &*streaming;
     }
   }
+  // Neither fits: the error says what streaming would leave.
+  auto withStreaming = [&](llvm::Error error) -> llvm::Error {
+    if (!streaming || streaming->getFitting())
+      return withRecompute(std::move(error));
+    double bytes = 0;
+    unsigned count = 0;
+    for (const ProblemValue &v : streaming->problem->getValues())
+      if (v.isStreamed) {
+        bytes += v.getBytes();
+        ++count;
+      }
+    return llvm::createStringError(llvm::toString(std::move(error)) +
+                                   ", with its " + std::to_string(count) +
+                                   " read-only weights (" + formatBytes(bytes) +
+                                   ") kept in the memory tiers and streamed");
+  };
   if (chosen->tooLarge(model))
-    return withRecompute(
+    return withStreaming(
         makeTooLargeError(func, model, chosen->arguments, chosen->activations));
   if (auto *overflow = std::get_if<Overflow>(&chosen->found))
-    return withRecompute(makeNoFitError(
+    return withStreaming(makeNoFitError(
         func, model, *overflow, chosen->arguments + chosen->activations));
   std::optional<TierUse> tiers;
   if (streaming) {

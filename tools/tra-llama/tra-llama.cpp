@@ -309,14 +309,15 @@ addCompiledProgram(MLIRContext &ctx, ::tra::engine::LocalModel &model,
                    int64_t seq, int64_t threads, const std::string &cacheDir,
                    const std::string &keyExtra,
                    ::tra::engine::GenerationConfig &config, bool cuda,
-                   const LlamaWeightDTypes &weightDTypes) {
+                   const LlamaWeightDTypes &weightDTypes,
+                   const ::tra::hw::HardwareDescription &hardware) {
   std::string notes;
   llvm::raw_string_ostream notesStream(notes);
   auto start = std::chrono::steady_clock::now();
   llvm::Expected<CompiledProgram> compiled =
       compileLlamaStep(ctx, model.params(), seq, threads, cacheDir, keyExtra,
                        notesStream, cuda, weightDTypes,
-                       /*lastRowLogits=*/logitsOut.empty());
+                       /*lastRowLogits=*/logitsOut.empty(), &hardware);
   double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
           .count();
@@ -633,7 +634,7 @@ static int run(MLIRContext &ctx, const rt::LlamaCheckpoint &ckpt,
     for (int64_t seq : stepLengths)
       if (llvm::Error e =
               addCompiledProgram(ctx, *compiled, seq, threads, cacheDir,
-                                 hw.toJSONText(), config, cuda, dtypes))
+                                 hw.toJSONText(), config, cuda, dtypes, hw))
         return fail(llvm::toString(std::move(e)));
   } else {
     config.how = "reference interpreter";

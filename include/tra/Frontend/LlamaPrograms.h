@@ -30,13 +30,17 @@ namespace tra {
 /// description, is part of the cache key). Cache notes go to `notes`. With
 /// `cuda` the step is a GPU program (for a LocalModel with an accelerator).
 /// `weightDTypes` are the weights' element types; with `lastRowLogits` the
-/// step returns the logits of one row (buildLlamaModule).
+/// step returns the logits of one row (buildLlamaModule). With `hardware`
+/// (one device), the step is planned for it first: a device without the
+/// memory for the weights, caches and activations is the planner's error,
+/// and weights it keeps in a memory tier are noted.
 llvm::Expected<CompiledProgram>
 compileLlamaStep(MLIRContext &context, const ::tra::rt::LlamaParams &params,
                  int64_t seq, int64_t threads, StringRef cacheDirectory,
                  StringRef keyExtra, llvm::raw_ostream &notes,
                  bool cuda = false, const LlamaWeightDTypes &weightDTypes = {},
-                 bool lastRowLogits = false);
+                 bool lastRowLogits = false,
+                 const ::tra::hw::HardwareDescription *hardware = nullptr);
 
 /// Builds @forward of `params` over `seq` tokens per step, plans it for
 /// `hardware` with the planning pipeline (plan::planModule) and finds its
