@@ -14,6 +14,7 @@
 #include "llvm/ADT/Twine.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/MathExtras.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <cassert>
@@ -569,14 +570,15 @@ uint64_t HardwareDescription::totalHostMemoryBytes() const {
   uint64_t total = 0;
   for (const Node &node : nodes)
     if (const TierSpec *tier = getHostMemory(node.id))
-      total += tier->bytes;
+      total = llvm::SaturatingAdd(total, tier->bytes);
   return total;
 }
 
 uint64_t HardwareDescription::totalMemoryBytes() const {
   uint64_t total = 0;
+  // Saturating: a million devices of nearly 2^63 bytes each are valid.
   for (const Device &device : devices)
-    total += device.memoryBytes;
+    total = llvm::SaturatingAdd(total, device.memoryBytes);
   return total;
 }
 

@@ -19,6 +19,7 @@
 #include "llvm/Support/DynamicLibrary.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/MathExtras.h"
 #include "llvm/Support/MemoryBuffer.h"
 
 #include <algorithm>
@@ -722,9 +723,15 @@ tra::hw::describeLocalMachine(MachineSpec spec,
     return HardwareDescription::create(std::move(spec), "<local>");
   }
 
-  // With GPUs, the GPUs are the devices; the host CPU drives them.
+  // With GPUs, the GPUs are the devices; the host CPU drives them, and its
+  // memory is the node's host-memory tier (weights the GPUs cannot hold
+  // stream from it over each GPU's PCIe link).
   assert(spec.nodes.size() == 1 && "a local machine is one node");
   NodeGroupSpec &node = spec.nodes.front();
+  uint64_t hostBytes = 0;
+  for (const DeviceGroupSpec &cpu : node.devices)
+    hostBytes = llvm::SaturatingAdd(
+        hostBytes, llvm::SaturatingMultiply(cpu.memoryBytes, cpu.count));
   node.devices = std::move(gpuGroups);
   node.links.clear();
   description = llvm::formatv(
@@ -739,6 +746,23 @@ tra::hw::describeLocalMachine(MachineSpec spec,
   description += skipped;
   if (usedGPUs.size() > 1)
     node.links.push_back(estimateGPULink(usedGPUs, description));
+  if (hostBytes > 0) {
+    bool pcieKnown = llvm::all_of(usedGPUs, [](const GPUProperties &gpu) {
+      return gpu.pcieGeneration > 0 && gpu.pcieWidth > 0;
+    });
+    double bandwidth = 16 * pcieLaneBandwidth(4);
+    if (pcieKnown) {
+      bandwidth = HUGE_VAL;
+      for (const GPUProperties &gpu : usedGPUs)
+        bandwidth = std::min(
+            bandwidth, gpu.pcieWidth * pcieLaneBandwidth(gpu.pcieGeneration));
+    }
+    node.hostMemory = TierSpec{hostBytes, bandwidth, kPCIeLatency};
+    description += pcieKnown ? " Host memory: the CPU's, over each GPU's PCIe "
+                               "link (generation and width from NVML)."
+                             : " Host memory: the CPU's, over PCIe 4.0 x16 "
+                               "(assumed; NVML not available).";
+  }
   return HardwareDescription::create(std::move(spec), "<local>");
 }
 

@@ -309,6 +309,14 @@ TEST(LocalDetection, DescribeMachineWithGPUs) {
       << description.str();
   EXPECT_TRUE(description.contains("unknown compute capability 2.0"))
       << description.str();
+  // The host's memory is the node's host tier, over the GPUs' PCIe links.
+  const TierSpec *host = hw->getHostMemory(0);
+  ASSERT_NE(host, nullptr);
+  EXPECT_EQ(host->bytes, makeCPUSpec().nodes[0].devices[0].memoryBytes);
+  EXPECT_GT(host->bandwidth, 10e9);
+  EXPECT_LT(host->bandwidth, 100e9);
+  EXPECT_TRUE(description.contains("Host memory: the CPU's"))
+      << description.str();
 
   // One GPU: no link needed.
   hw = describeLocalMachine(makeCPUSpec(), llvm::ArrayRef(gpus).take_front(1),
