@@ -263,20 +263,29 @@ Overlaps computeOverlaps(const TensorDist &from, const TensorDist &to,
 /// at a holder on that node, or else continues the previous node's chain.
 /// `holders` must be ordered by node (stably: the order within a node picks
 /// the chain's start). The flows are appended to `chain`.
+///
+/// The holders on `node`: the run [begin, end) of `holders` (ordered by
+/// node) found by walking on from `begin`, which nodes visited in ascending
+/// order keep moving forward.
+static std::pair<size_t, size_t> findLocalHolders(const CostModel &model,
+                                                  ArrayRef<unsigned> holders,
+                                                  unsigned node, size_t begin) {
+  while (begin < holders.size() && model.getNodeOf(holders[begin]) < node)
+    ++begin;
+  size_t end = begin;
+  while (end < holders.size() && model.getNodeOf(holders[end]) == node)
+    ++end;
+  return {begin, end};
+}
+
 static void addChainFlows(const CostModel &model, ArrayRef<unsigned> holders,
                           SmallVectorImpl<unsigned> &needing, double bytes,
                           unsigned salt, SmallVectorImpl<Flow> &chain) {
   if (needing.size() == 1) {
     // The common case (a tile moving to one device): its first holder on
     // that node, else any holder; one step.
-    unsigned node = model.getNodeOf(needing[0]);
-    size_t h = 0;
-    while (h < holders.size() && model.getNodeOf(holders[h]) < node)
-      ++h;
-    size_t localEnd = h;
-    while (localEnd < holders.size() &&
-           model.getNodeOf(holders[localEnd]) == node)
-      ++localEnd;
+    auto [h, localEnd] =
+        findLocalHolders(model, holders, model.getNodeOf(needing[0]), 0);
     unsigned prev = localEnd > h ? holders[h + salt % (localEnd - h)]
                                  : holders[salt % holders.size()];
     chain.push_back({prev, needing[0], bytes, 1});
@@ -300,14 +309,9 @@ static void addChainFlows(const CostModel &model, ArrayRef<unsigned> holders,
   size_t h = 0;
   for (size_t i = 0; i < needing.size();) {
     unsigned node = model.getNodeOf(needing[i]);
-    // The holders on this node: a run of `holders`, found by walking it
-    // alongside (nodes ascend in `needing`).
-    while (h < holders.size() && model.getNodeOf(holders[h]) < node)
-      ++h;
-    size_t localEnd = h;
-    while (localEnd < holders.size() &&
-           model.getNodeOf(holders[localEnd]) == node)
-      ++localEnd;
+    // Nodes ascend in `needing`: the walk over `holders` goes on.
+    size_t localEnd;
+    std::tie(h, localEnd) = findLocalHolders(model, holders, node, h);
     unsigned prev;
     if (localEnd > h) {
       prev = holders[h + salt % (localEnd - h)];

@@ -645,6 +645,23 @@ static std::vector<unsigned> getFreePoints(ArrayRef<ProblemValue> values) {
   return freeAt;
 }
 
+std::vector<double> StreamedBuffers::getTotal(unsigned numDevices) const {
+  std::vector<double> total(numDevices, 0.0);
+  for (const auto &[position, bytes] : reads)
+    for (unsigned d = 0; d < numDevices && d < bytes.size(); ++d)
+      total[d] += bytes[d];
+  return total;
+}
+
+void StreamedBuffers::addLive(unsigned position, MutableArrayRef<double> step) {
+  while (next < reads.size() && reads[next].first < position)
+    ++next;
+  size_t live = next < reads.size() && reads[next].first == position ? 2 : 1;
+  for (size_t r = next; r < std::min(next + live, reads.size()); ++r)
+    for (unsigned d = 0; d < step.size() && d < reads[r].second.size(); ++d)
+      step[d] += reads[r].second[d];
+}
+
 MemoryUse PlanProblem::getMemoryUse(ArrayRef<unsigned> plan) const {
   unsigned numDevices = model.getNumDevices();
   MemoryUse use;
@@ -657,7 +674,7 @@ MemoryUse PlanProblem::getMemoryUse(ArrayRef<unsigned> plan) const {
   // Streamed arguments: per operation that reads some, the bytes each
   // device receives for it; its buffers and the next such operation's are
   // allocated while it runs.
-  std::vector<std::pair<unsigned, std::vector<double>>> streamedReads;
+  StreamedBuffers streamed;
   for (auto [n, node] : llvm::enumerate(nodes)) {
     if (node.kind == ProblemNode::Kind::Source)
       continue;
@@ -671,12 +688,9 @@ MemoryUse PlanProblem::getMemoryUse(ArrayRef<unsigned> plan) const {
           values[v].shape, values[v].elementBytes, bytes);
     }
     if (!bytes.empty())
-      streamedReads.push_back({unsigned(n), std::move(bytes)});
+      streamed.addRead(unsigned(n), std::move(bytes));
   }
-  for (const auto &[n, bytes] : streamedReads)
-    for (unsigned d = 0; d < numDevices; ++d)
-      use.streamed[d] += bytes[d];
-  size_t nextRead = 0;
+  use.streamed = streamed.getTotal(numDevices);
   for (auto [id, v] : llvm::enumerate(values)) {
     if (v.isStreamed)
       continue;
@@ -709,18 +723,7 @@ MemoryUse PlanProblem::getMemoryUse(ArrayRef<unsigned> plan) const {
       dists[choice.results[r]].addBytesPerDevice(values[v].shape,
                                                  values[v].elementBytes, step);
     }
-    // The buffers of the next operation that reads streamed arguments (or
-    // of this one, and then also of the next, arriving meanwhile).
-    while (nextRead < streamedReads.size() && streamedReads[nextRead].first < n)
-      ++nextRead;
-    size_t buffers =
-        nextRead < streamedReads.size() && streamedReads[nextRead].first == n
-            ? 2
-            : 1;
-    for (size_t r = nextRead;
-         r < std::min(nextRead + buffers, streamedReads.size()); ++r)
-      for (unsigned d = 0; d < numDevices; ++d)
-        step[d] += streamedReads[r].second[d];
+    streamed.addLive(unsigned(n), step);
     for (unsigned d = 0; d < numDevices; ++d)
       use.peakActivations[d] = std::max(use.peakActivations[d], step[d]);
     for (unsigned id : freedAfter[n]) {

@@ -211,12 +211,10 @@ public:
   /// in program order: their buffers exist from the previous such
   /// operation on.
   void setStreamedReads(
-      std::vector<std::pair<Operation *, std::vector<double>>> reads) {
-    streamedReads = std::move(reads);
-    memory.streamed.assign(numDevices, 0.0);
-    for (const auto &[op, bytes] : streamedReads)
-      for (unsigned d = 0; d < numDevices; ++d)
-        memory.streamed[d] += bytes[d];
+      ArrayRef<std::pair<Operation *, std::vector<double>>> reads) {
+    for (const auto &[op, bytes] : reads)
+      streamed.addRead(positions.lookup(op), bytes);
+    memory.streamed = streamed.getTotal(numDevices);
   }
 
   /// Accounts for `op`, which writes `dists`, then frees what it read last.
@@ -228,18 +226,7 @@ public:
       owned[result] = dist;
     }
     std::vector<double> step = current;
-    unsigned position = positions.lookup(op);
-    while (nextRead < streamedReads.size() &&
-           positions.lookup(streamedReads[nextRead].first) < position)
-      ++nextRead;
-    size_t buffers =
-        nextRead < streamedReads.size() && streamedReads[nextRead].first == op
-            ? 2
-            : 1;
-    for (size_t r = nextRead;
-         r < std::min(nextRead + buffers, streamedReads.size()); ++r)
-      for (unsigned d = 0; d < numDevices; ++d)
-        step[d] += streamedReads[r].second[d];
+    streamed.addLive(positions.lookup(op), step);
     for (unsigned d = 0; d < numDevices; ++d)
       memory.peakActivations[d] = std::max(memory.peakActivations[d], step[d]);
     for (Value storage : freedAfter.lookup(positions.lookup(op))) {
@@ -276,8 +263,7 @@ private:
   DenseMap<Value, unsigned> endOf;
   DenseMap<unsigned, SmallVector<Value, 2>> freedAfter;
   DenseMap<Value, DistAttr> owned;
-  std::vector<std::pair<Operation *, std::vector<double>>> streamedReads;
-  size_t nextRead = 0;
+  StreamedBuffers streamed;
 };
 } // namespace
 
@@ -387,7 +373,7 @@ PlanReport plan::analyzePlan(func::FuncOp func, const CostModel &model) {
         most = std::max(most, b);
       }
   }
-  tracker.setStreamedReads(std::move(streamedReads));
+  tracker.setStreamedReads(streamedReads);
   unsigned index = 0;
   for (Operation &op : func.getBody().front().without_terminator()) {
     ReportRow row;

@@ -7,6 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "TestHardware.h"
+
 #include "tra/Dialect/Plan/IR/PlanDialect.h"
 #include "tra/Dialect/TRA/IR/TRAOps.h"
 #include "tra/Optimizer/Pipeline.h"
@@ -64,31 +66,7 @@ protected:
   /// has that much host memory at 10 GB/s.
   static hw::HardwareDescription makeHardware(unsigned nodes, unsigned perNode,
                                               uint64_t memory, uint64_t host) {
-    hw::MachineSpec spec;
-    spec.name = "tiers";
-    hw::NodeGroupSpec node;
-    node.name = "node";
-    node.count = nodes;
-    hw::DeviceGroupSpec device;
-    device.kind = hw::DeviceKind::GPU;
-    device.count = perNode;
-    device.memoryBytes = memory;
-    device.memoryBandwidth = 1e12;
-    device.peakFlops[0] = 1e12;
-    node.devices.push_back(device);
-    if (perNode > 1)
-      node.links.push_back({hw::LinkKind::NVLink, std::nullopt, 100e9, 1e-6});
-    if (host)
-      node.hostMemory = hw::TierSpec{host, 10e9, 1e-6};
-    spec.nodes.push_back(node);
-    if (nodes > 1)
-      spec.network = hw::NetworkSpec{hw::LinkKind::InfiniBand, 10e9, 1e-6};
-    auto description = hw::HardwareDescription::create(spec, "<test>");
-    if (!description) {
-      ADD_FAILURE() << llvm::toString(description.takeError());
-      std::abort();
-    }
-    return *description;
+    return tra_test::makeHardware(nodes, perNode, 100e9, 10e9, memory, host);
   }
 
   MLIRContext context;

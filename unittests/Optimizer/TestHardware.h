@@ -16,10 +16,12 @@ namespace tra_test {
 
 /// `nodes` identical nodes of `perNode` GPUs with round figures: 1 Tflop/s,
 /// 1 TB/s memory bandwidth, `memory` bytes; links of `intraBandwidth` within
-/// a node, `interBandwidth` between nodes, 1 us latency.
+/// a node, `interBandwidth` between nodes, 1 us latency; with `hostMemory`,
+/// that much host memory per node at 10 GB/s to each GPU.
 inline ::tra::hw::HardwareDescription
 makeHardware(unsigned nodes, unsigned perNode, double intraBandwidth = 100e9,
-             double interBandwidth = 10e9, uint64_t memory = 1ull << 34) {
+             double interBandwidth = 10e9, uint64_t memory = 1ull << 34,
+             uint64_t hostMemory = 0) {
   namespace hw = ::tra::hw;
   hw::MachineSpec spec;
   spec.name = "test-" + std::to_string(nodes) + "x" + std::to_string(perNode);
@@ -40,6 +42,8 @@ makeHardware(unsigned nodes, unsigned perNode, double intraBandwidth = 100e9,
     link.latency = 1e-6;
     node.links.push_back(link);
   }
+  if (hostMemory)
+    node.hostMemory = hw::TierSpec{hostMemory, 10e9, 1e-6};
   spec.nodes.push_back(node);
   if (nodes > 1)
     spec.network =

@@ -131,6 +131,29 @@ struct MemoryUse {
   }
 };
 
+/// The streamed arguments' buffers over a program: per operation that
+/// reads some (its position in program order), the bytes each device
+/// receives. Shared by the planner's and the report's memory accounting.
+class StreamedBuffers {
+public:
+  /// Reads must be added in ascending position.
+  void addRead(unsigned position, std::vector<double> bytes) {
+    reads.push_back({position, std::move(bytes)});
+  }
+  bool empty() const { return reads.empty(); }
+  /// Per device, the bytes of every read.
+  std::vector<double> getTotal(unsigned numDevices) const;
+  /// Adds to `step` the buffers that exist at `position`: those of the next
+  /// read at or after it, and when `position` is a read, also those of the
+  /// one after (arriving meanwhile). Positions must be visited in
+  /// ascending order.
+  void addLive(unsigned position, llvm::MutableArrayRef<double> step);
+
+private:
+  std::vector<std::pair<unsigned, std::vector<double>>> reads;
+  size_t next = 0;
+};
+
 class PlanProblem {
 public:
   /// Builds the problem of `func` for the hardware of `model`. Fails on
