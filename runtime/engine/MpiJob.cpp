@@ -3,6 +3,7 @@
 #include "tra/Engine/MpiJob.h"
 
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -10,6 +11,7 @@
 #include <spawn.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <thread>
 #include <unistd.h>
 
 extern char **environ;
@@ -215,6 +217,19 @@ rt::Result<TrainWorkerOptions> TrainWorkerOptions::parse(int argc,
 int tra::engine::launcherRank() {
   const char *rank = std::getenv("OMPI_COMM_WORLD_RANK");
   return rank ? std::atoi(rank) : 0;
+}
+
+int tra::engine::reportEarlyFailure(const char *tool,
+                                    const std::string &message) {
+  if (launcherRank() == 0) {
+    std::fprintf(stderr, "%s: error: %s\n", tool, message.c_str());
+    std::fflush(stderr);
+    return 1;
+  }
+  // mpirun aborts the job at the first non-zero exit; leaving before rank 0
+  // has written its line could lose it. Rank 0's exit ends this wait.
+  std::this_thread::sleep_for(std::chrono::seconds(10));
+  return 1;
 }
 
 rt::Result<std::string> tra::engine::findOnPath(const std::string &name) {

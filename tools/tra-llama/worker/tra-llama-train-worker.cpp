@@ -47,9 +47,7 @@ constexpr const char *kTool = "tra-llama-train-worker";
 int main(int argc, char **argv) {
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
   auto early = [](const std::string &message) {
-    if (engine::launcherRank() == 0)
-      std::fprintf(stderr, "%s: error: %s\n", kTool, message.c_str());
-    return 1;
+    return engine::reportEarlyFailure(kTool, message);
   };
   rt::Result<engine::TrainWorkerOptions> options =
       engine::TrainWorkerOptions::parse(argc, argv);

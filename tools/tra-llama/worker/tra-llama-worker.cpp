@@ -120,9 +120,7 @@ int main(int argc, char **argv) {
   // Failures before MPI starts (a damaged library) are the same on every
   // rank: rank 0 reports them.
   auto early = [](const std::string &message) {
-    if (engine::launcherRank() == 0)
-      std::fprintf(stderr, "%s: error: %s\n", kTool, message.c_str());
-    return 1;
+    return engine::reportEarlyFailure(kTool, message);
   };
   rt::Result<engine::WorkerOptions> options =
       engine::WorkerOptions::parse(argc, argv);

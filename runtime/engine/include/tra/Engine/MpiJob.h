@@ -88,6 +88,13 @@ struct MpiJob {
 /// outside a job).
 int launcherRank();
 
+/// A failure before MPI starts (bad options, a damaged library), the same on
+/// every rank of a launched job: rank 0 prints "`tool`: error: `message`";
+/// the other ranks wait (at most a few seconds) for the launcher to end the
+/// job when rank 0 exits, so that they do not end it first and cut off
+/// rank 0's line. Returns the exit status, 1.
+int reportEarlyFailure(const char *tool, const std::string &message);
+
 /// The full path of the executable `name` on $PATH, if there is one.
 rt::Result<std::string> findOnPath(const std::string &name);
 
