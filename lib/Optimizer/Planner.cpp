@@ -321,7 +321,7 @@ static SmallVector<Value> getStreamCandidates(const PlanProblem &problem) {
     if (v.isArgument && !v.isReturned && !viewed[id] && !v.uses.empty() &&
         v.carriedTo < 0 && v.carriedFrom < 0 && !v.isCarryTarget)
       candidates.push_back({-v.getBytes(), unsigned(id)});
-  llvm::stable_sort(candidates);
+  llvm::sort(candidates); // (bytes, id): ties in argument order
   // Among weights of one size (the same matrix of every layer), any first
   // few are spread over the layers (bit-reversed order), so that each
   // transfer overlaps its own layer's compute rather than piling up.
