@@ -667,7 +667,6 @@ MemoryUse PlanProblem::getMemoryUse(ArrayRef<unsigned> plan) const {
   MemoryUse use;
   use.resident.assign(numDevices, 0.0);
   use.peakActivations.assign(numDevices, 0.0);
-  use.streamed.assign(numDevices, 0.0);
   std::vector<double> current(numDevices, 0.0), step(numDevices);
   std::vector<unsigned> freeAt = getFreePoints(values);
   std::vector<std::vector<unsigned>> freedAfter(nodes.size());

@@ -409,6 +409,19 @@ attemptStreaming(func::FuncOp func, const CostModel &model,
   return best;
 }
 
+/// How many arguments `problem` streams, and their bytes.
+static std::pair<unsigned, double>
+getStreamedTotals(const PlanProblem &problem) {
+  unsigned count = 0;
+  double bytes = 0;
+  for (const ProblemValue &v : problem.getValues())
+    if (v.isStreamed) {
+      ++count;
+      bytes += v.getBytes();
+    }
+  return {count, bytes};
+}
+
 namespace {
 /// Where the streamed arguments of a plan live.
 struct TierUse {
@@ -435,10 +448,7 @@ static llvm::Expected<TierUse> assignTiers(func::FuncOp func,
                                 : std::numeric_limits<double>::infinity();
   }
   TierUse use;
-  double total = 0;
-  for (const ProblemValue &v : problem.getValues())
-    if (v.isStreamed)
-      total += v.getBytes();
+  double total = getStreamedTotals(problem).second;
   for (auto [id, v] : llvm::enumerate(problem.getValues())) {
     if (!v.isStreamed)
       continue;
@@ -546,13 +556,7 @@ plan::assignPartitions(func::FuncOp func, const CostModel &model,
   auto withStreaming = [&](llvm::Error error) -> llvm::Error {
     if (!streaming || streaming->getFitting())
       return withRecompute(std::move(error));
-    double bytes = 0;
-    unsigned count = 0;
-    for (const ProblemValue &v : streaming->problem->getValues())
-      if (v.isStreamed) {
-        bytes += v.getBytes();
-        ++count;
-      }
+    auto [count, bytes] = getStreamedTotals(*streaming->problem);
     return llvm::createStringError(llvm::toString(std::move(error)) +
                                    ", with its " + std::to_string(count) +
                                    " read-only weights (" + formatBytes(bytes) +
