@@ -112,10 +112,13 @@ plan::planModule(ModuleOp module,
 }
 
 /// Removes every tra_plan attribute from `module`'s functions, their
-/// arguments and their operations.
+/// arguments and their operations, except the memory tier of an argument
+/// (`tra_plan.tier`), which one device's program honours too
+/// (tra-fetch-tiers).
 static void discardPlan(ModuleOp module) {
   auto isPlan = [](NamedAttribute attr) {
-    return attr.getName().getValue().starts_with("tra_plan.");
+    return attr.getName().getValue().starts_with("tra_plan.") &&
+           attr.getName() != PlanDialect::kTierAttrName;
   };
   auto strip = [&](Operation *op) {
     SmallVector<StringAttr> names;
@@ -140,6 +143,17 @@ static void discardPlan(ModuleOp module) {
       if (op != func)
         strip(op);
     });
+  }
+}
+
+void plan::takeTiers(ModuleOp module, ModuleOp planned) {
+  for (auto func : planned.getOps<func::FuncOp>()) {
+    auto target = module.lookupSymbol<func::FuncOp>(func.getSymName());
+    if (!target || target.getNumArguments() != func.getNumArguments())
+      continue;
+    for (unsigned i = 0; i < func.getNumArguments(); ++i)
+      if (auto tier = func.getArgAttr(i, PlanDialect::kTierAttrName))
+        target.setArgAttr(i, PlanDialect::kTierAttrName, tier);
   }
 }
 
@@ -173,6 +187,9 @@ plan::planForOneDevice(ModuleOp module,
     return summaries.takeError();
   if (llvm::Error error = takeRecomputation(module, *planned, *summaries))
     return std::move(error);
+  // Without recomputation the module is still unplanned: it gets the
+  // tiers of the plan (with it, the plan's body and tiers were taken).
+  takeTiers(module, *planned);
   return summaries;
 }
 

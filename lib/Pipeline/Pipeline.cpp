@@ -3,6 +3,8 @@
 #include "tra/Pipeline/Pipeline.h"
 
 #include "tra/Conversion/Passes.h"
+#include "tra/Dialect/Comm/IR/Comm.h"
+#include "tra/Dialect/Plan/IR/PlanDialect.h"
 #include "tra/Dialect/TRA/IR/TRADialect.h"
 #include "tra/Transforms/Passes.h"
 
@@ -97,6 +99,8 @@ void mlir::tra::buildTRAToLinalgStage(OpPassManager &pm,
     pm.addPass(createInlinerPass());
     pm.addPass(createSymbolDCEPass());
   }
+  // Weights the plan keeps in a memory tier are fetched before each reader.
+  pm.nest<func::FuncOp>().addPass(createFetchTiersPass());
   // On a GPU the host only issues work: timing host calls would measure
   // issuing, not the kernels.
   if (options.profile && !isCuda(options))
@@ -288,7 +292,8 @@ void mlir::tra::registerTRACodegenDialects(DialectRegistry &registry) {
                   func::FuncDialect, index::IndexDialect, linalg::LinalgDialect,
                   LLVM::LLVMDialect, math::MathDialect, memref::MemRefDialect,
                   omp::OpenMPDialect, scf::SCFDialect, tensor::TensorDialect,
-                  ub::UBDialect, gpu::GPUDialect, NVVM::NVVMDialect>();
+                  ub::UBDialect, gpu::GPUDialect, NVVM::NVVMDialect,
+                  comm::CommDialect, plan::PlanDialect>();
   func::registerInlinerExtension(registry);
   // Bufferization.
   arith::registerBufferizableOpInterfaceExternalModels(registry);
@@ -298,6 +303,8 @@ void mlir::tra::registerTRACodegenDialects(DialectRegistry &registry) {
   linalg::registerBufferizableOpInterfaceExternalModels(registry);
   scf::registerBufferizableOpInterfaceExternalModels(registry);
   tensor::registerBufferizableOpInterfaceExternalModels(registry);
+  // Fetches from the memory tiers (tra-fetch-tiers).
+  comm::registerBufferizableOpInterfaceExternalModels(registry);
   // Results to out-parameters and deallocation: what allocates, how buffers
   // alias through other ops, and how ownership flows through branches.
   memref::registerAllocationOpInterfaceExternalModels(registry);

@@ -452,6 +452,25 @@ void printProfile(const TraExecProgram &program, std::vector<double> times,
                  total > 0 ? 100.0 * ms / total : 0.0, program.opNames[op]);
 }
 
+/// Prints on stderr, after `prefix`, what `runs` runs fetched from each
+/// memory tier (tra_comm.fetch: weights the plan keeps in the node's host
+/// memory or disk), per run; nothing if they fetched nothing.
+void printTierFetches(const std::string &prefix, int64_t runs) {
+  const char *const names[] = {"host memory", "disk"};
+  const int32_t tiers[] = {TRA_EXEC_TIER_HOST, TRA_EXEC_TIER_DISK};
+  for (int i = 0; i < 2; ++i) {
+    int64_t fetches = tra_exec_tier_fetches(tiers[i]);
+    if (fetches == 0)
+      continue;
+    std::fprintf(stderr,
+                 "%sfetched %lld bytes in %lld tile%s from %s per run\n",
+                 prefix.c_str(),
+                 static_cast<long long>(tra_exec_tier_bytes(tiers[i]) / runs),
+                 static_cast<long long>(fetches / runs),
+                 fetches == runs ? "" : "s", names[i]);
+  }
+}
+
 /// The device buffers of a GPU program's run, freed when it goes.
 class DeviceBuffers {
 public:
@@ -581,13 +600,16 @@ Status run(const TraExecProgram &program, const Options &options,
   tra_exec_set_num_threads(threads);
   if (options.profile)
     tra_exec_profile_enable(program.numOps);
+  tra_exec_tier_reset();
   Result<std::vector<double>> timed =
       timedRuns(program, program.run, buffers, options.repeat, accelerator);
   if (!timed)
     return timed.error();
   std::vector<double> &times = *timed;
-  if (options.profile)
+  if (options.profile) {
     printProfile(program, times, threads);
+    printTierFetches("profile: ", options.repeat);
+  }
 
   if (accelerator)
     if (Status status = copyResultsToHost(
@@ -942,6 +964,7 @@ Result<int> runRank(const TraExecProgram &program, const Options &options,
           : std::max<int64_t>(1, std::thread::hardware_concurrency()));
   tra_exec_set_num_threads(threads);
   int64_t bytesBefore = comm.bytesSent(), messagesBefore = comm.messagesSent();
+  tra_exec_tier_reset();
   Result<std::vector<double>> timed =
       timedRuns(program, mine.run, buffers, options.repeat, accelerator);
   if (!timed)
@@ -960,6 +983,8 @@ Result<int> runRank(const TraExecProgram &program, const Options &options,
                                         options.repeat),
                  static_cast<long long>((comm.messagesSent() - messagesBefore) /
                                         options.repeat));
+    printTierFetches("profile: rank " + std::to_string(rank) + ": ",
+                     options.repeat);
   }
 
   if (accelerator)

@@ -32,11 +32,25 @@
 // TWO: streamed in 128.00 KiB
 // TWO: memory tiers: 4 weights {{.*}} 512.00 KiB to the busiest device
 //
-// The plan runs, emulated, with the one-process outputs (the executables do
-// not yet move tiles between tiers: the weights are loaded on the devices).
+// The programs move the tiles as planned: each einsum reads a fetch of its
+// weight from the tier (tra-fetch-tiers), freed right after it, and the
+// bytes fetched per run are the estimate above (1.00 MiB; 512.00 KiB on each
+// of two devices); the outputs are the float64 NumPy reference's.
 // RUN: %python %S/Inputs/tiers_check.py inputs %t
 // RUN: tra-compile %s --hw %t/host.json -o %t/one
-// RUN: %t/one --input x=%t/x.npy --input w0=%t/w0.npy --input w1=%t/w1.npy --input w2=%t/w2.npy --input w3=%t/w3.npy --output y=%t/y.npy
+// RUN: %t/one --input x=%t/x.npy --input w0=%t/w0.npy --input w1=%t/w1.npy --input w2=%t/w2.npy --input w3=%t/w3.npy --output y=%t/y.npy --profile --repeat 2 2>&1 | FileCheck %s --check-prefix=RUN1
+// RUN1: profile: fetched 1048576 bytes in 4 tiles from host memory per run
+// RUN: %python %S/Inputs/tiers_check.py check %t
+// RUN: tra-compile %s --hw %t/host.json --emit=mlir --stage=bufferized | FileCheck %s --check-prefix=FETCH
+// FETCH: memref.copy %arg1, %[[W0:.*]] : memref<256x256xf32> to memref<256x256xf32>
+// FETCH-NEXT: call @tra_exec_tier_fetched(%c262144_i64, %c0_i32)
+// FETCH: call @tra_exec_sgemm
+// FETCH-NEXT: memref.dealloc %[[W0]]
+// REQUIRES: mpi
+// RUN: tra-compile %s --hw %t/two.json -o %t/two
+// RUN: %mpirun -np 2 %t/two --input x=%t/x.npy --input w0=%t/w0.npy --input w1=%t/w1.npy --input w2=%t/w2.npy --input w3=%t/w3.npy --output y=%t/y.npy --profile 2>&1 | FileCheck %s --check-prefix=RUN2
+// RUN2-DAG: profile: rank 0: fetched 524288 bytes in 4 tiles from host memory per run
+// RUN2-DAG: profile: rank 1: fetched 524288 bytes in 4 tiles from host memory per run
 // RUN: %python %S/Inputs/tiers_check.py check %t
 //
 // Host memory too small: the rest goes to the disk tier.
@@ -45,6 +59,11 @@
 // DISK: w0  argument 256x256xf32 host
 // DISK-NEXT: w1  argument 256x256xf32 disk
 // DISK: memory tiers: 4 weights live in the nodes' tiers (host memory 256.00 KiB, disk 768.00 KiB)
+// RUN: tra-compile %s --hw %t/disk.json -o %t/disk
+// RUN: %t/disk --input x=%t/x.npy --input w0=%t/w0.npy --input w1=%t/w1.npy --input w2=%t/w2.npy --input w3=%t/w3.npy --output y=%t/y.npy --profile 2>&1 | FileCheck %s --check-prefix=RUNDISK
+// RUNDISK: profile: fetched 262144 bytes in 1 tile from host memory per run
+// RUNDISK-NEXT: profile: fetched 786432 bytes in 3 tiles from disk per run
+// RUN: %python %S/Inputs/tiers_check.py check %t
 //
 // Errors: the tiers cannot hold the weights (naming every tier); no tier
 // (the plain error); streaming turned off.

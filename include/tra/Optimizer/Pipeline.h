@@ -81,12 +81,19 @@ planModule(ModuleOp module, const ::tra::hw::HardwareDescription &hardware,
 llvm::Error takeRecomputation(ModuleOp module, ModuleOp planned,
                               const llvm::StringMap<PlanSummary> &summaries);
 
+/// Gives the arguments of `module`'s functions the memory tiers
+/// (`tra_plan.tier`) of the same arguments in `planned` (a planned copy of
+/// it), so that the program compiled from `module` fetches them from their
+/// tiers as the plan does (tra-fetch-tiers).
+void takeTiers(ModuleOp module, ModuleOp planned);
+
 /// Plans a copy of `module` for the one device of `hardware`, which checks
 /// that it fits the device's memory (a plan for one device keeps every
-/// tensor whole, so `module` itself is compiled unpartitioned). When a plan
-/// recomputes activations to fit (Recompute.h), `module` becomes the
-/// planned copy without its plan attributes, so that the program
-/// recomputes them too. Returns the summaries, or planModule's error.
+/// tensor whole, so `module` itself is compiled unpartitioned, with the
+/// plan's memory tiers: takeTiers). When a plan recomputes activations to
+/// fit (Recompute.h), `module` becomes the planned copy without its plan
+/// attributes but the tiers, so that the program recomputes them too.
+/// Returns the summaries, or planModule's error.
 llvm::Expected<llvm::StringMap<PlanSummary>>
 planForOneDevice(ModuleOp module,
                  const ::tra::hw::HardwareDescription &hardware,

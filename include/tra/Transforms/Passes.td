@@ -150,6 +150,49 @@ def InstrumentProfilePass
 }
 
 //===----------------------------------------------------------------------===//
+// Memory tiers
+//===----------------------------------------------------------------------===//
+
+def FetchTiersPass : Pass<"tra-fetch-tiers", "::mlir::func::FuncOp"> {
+  let summary = "Fetch the arguments a plan keeps in a memory tier right "
+                "before each operation that reads them";
+  let description = [{
+    The planner may keep read-only weights in a memory tier of the node
+    (host memory, or the disk holding the checkpoint) when the devices
+    cannot hold them: such an argument carries `tra_plan.tier` (`"host"` or
+    `"disk"`), kept on the one-device program and on each rank's function
+    by `tra-localize`. This pass makes the program move those tiles at run
+    time as the plan costed them: every operation that reads such an
+    argument reads a `tra_comm.fetch` of it, inserted right before the
+    operation, instead. The fetched tile is a device buffer of its own,
+    freed after that operation, so between uses the weight takes no device
+    memory; the bytes moved per step are those the plan's EXPLAIN reports
+    (`streamed in` on each reading operation). Where the reader is a
+    `tensor.extract_slice` of the argument (in a rank's function, the part
+    of a tile a move sends or keeps), the slice is fetched, not the whole
+    tile.
+
+    ```mlir
+    func.func @f(%x: tensor<4x8xf32>,
+                 %w: tensor<8x8xf32> {tra_plan.tier = "host"}) -> ... {
+      %y = tra.einsum "bd,de->be" mul %x, %w ...
+    ```
+
+    becomes
+
+    ```mlir
+      %0 = tra_comm.fetch %w from "host" : tensor<8x8xf32>
+      %y = tra.einsum "bd,de->be" mul %x, %0 ...
+    ```
+
+    Arguments without the attribute, and functions without such arguments,
+    are left as they are.
+  }];
+  let dependentDialects = ["::mlir::tra::comm::CommDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
+//===----------------------------------------------------------------------===//
 // Fusion
 //===----------------------------------------------------------------------===//
 

@@ -343,6 +343,10 @@ FailureOr<func::FuncOp> RankBuilder::build(OpBuilder &moduleBuilder) {
         name ? name
              : StringAttr::get(ctx, "arg" + llvm::Twine(arg.getArgNumber())));
     attrs.set(kGlobalShapeAttrName, DenseI64ArrayAttr::get(ctx, shapeOf(arg)));
+    // A tile kept in a memory tier stays there (tra-fetch-tiers).
+    if (auto tier = global.getArgAttr(arg.getArgNumber(),
+                                      plan::PlanDialect::kTierAttrName))
+      attrs.set(plan::PlanDialect::kTierAttrName, tier);
     attrs.set(kOffsetsAttrName,
               DenseI64ArrayAttr::get(ctx, (*tile)->second.lo));
     argTypes.push_back((*tile)->first);

@@ -189,3 +189,19 @@ func.func @wait_result_type() -> tensor<2x2xf32> {
 // expected-error @+1 {{'tra_comm.device' must be the string "cuda" on a module (tiles in NVIDIA GPU memory)}}
 module attributes {tra_comm.device = "tpu"} {
 }
+
+// -----
+
+func.func @fetch_tier(%w: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{tier 'gpu' is not a memory tier ("host" or "disk")}}
+  %f = tra_comm.fetch %w from "gpu" : tensor<4xf32>
+  return %f : tensor<4xf32>
+}
+
+// -----
+
+func.func @fetch_dynamic(%w: tensor<?xf32>) -> tensor<?xf32> {
+  // expected-error @+1 {{must be statically shaped tensor}}
+  %f = tra_comm.fetch %w from "host" : tensor<?xf32>
+  return %f : tensor<?xf32>
+}

@@ -46,3 +46,13 @@ func.func @request_argument(%req: !tra_comm.request, %t: tensor<4xf32>) -> tenso
   %x = tra_comm.wait %req, %t : tensor<4xf32> -> tensor<4xf32>
   return %x : tensor<4xf32>
 }
+
+// A tile kept in a memory tier, fetched to the device (no rank involved).
+// CHECK-LABEL: func.func @fetch
+func.func @fetch(%w: tensor<8x8xbf16>) -> (tensor<8x8xbf16>, tensor<8x8xbf16>) {
+  // CHECK: tra_comm.fetch %{{.*}} from "host" : tensor<8x8xbf16>
+  %h = tra_comm.fetch %w from "host" : tensor<8x8xbf16>
+  // CHECK: tra_comm.fetch %{{.*}} from "disk" : tensor<8x8xbf16>
+  %d = tra_comm.fetch %w from "disk" : tensor<8x8xbf16>
+  return %h, %d : tensor<8x8xbf16>, tensor<8x8xbf16>
+}

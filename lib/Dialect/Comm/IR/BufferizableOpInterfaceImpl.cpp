@@ -20,6 +20,10 @@
 //    unrealized casts that fold away (each request has one producer and
 //    one wait, both rewritten here).
 //
+// A fetch (a tile kept in a memory tier, brought to the device) is a fresh
+// buffer, a memref.copy into it and a call of the executable runtime that
+// counts the bytes (tra_exec_tier_fetched), on the host and on a GPU alike.
+//
 // In a module whose tiles live in GPU memory (`tra_comm.device = "cuda"`)
 // every move is instead a call of runtime/cuda with the same arguments
 // (`tra_cuda_send`, ..., `tra_cuda_reduce_scatter`; tra/Cuda/ABI.h), on
@@ -592,6 +596,36 @@ struct WaitOpModel
   }
 };
 
+/// A fetch: a fresh buffer and a copy into it (a memcpy on the host; on a
+/// GPU, tra-map-to-gpu makes the copy a device copy from the tier's buffer),
+/// counted for the tier by the executable runtime (tra_exec_tier_fetched).
+/// The copy stays a memref.copy, so tra-early-dealloc sees every use of the
+/// buffer and frees it right after the reading operation.
+struct FetchOpModel : public CommOpModel<FetchOpModel, FetchOp> {
+  LogicalResult bufferize(Operation *op, RewriterBase &rewriter,
+                          const BufferizationOptions &options,
+                          BufferizationState &state) const {
+    auto fetch = cast<FetchOp>(op);
+    Location loc = op->getLoc();
+    FailureOr<Value> buffer =
+        getBuffer(rewriter, fetch.getInput(), options, state);
+    if (failed(buffer))
+      return failure();
+    auto type = fetch.getResult().getType();
+    Value result = allocate(rewriter, loc, type);
+    memref::CopyOp::create(rewriter, loc, *buffer, result);
+    int64_t bytes = type.getNumElements() * elementBytes(type.getElementType());
+    if (failed(
+            callRuntime(rewriter, op, "tra_exec_tier_fetched",
+                        {i64Constant(rewriter, loc, bytes),
+                         i32Constant(rewriter, loc,
+                                     FetchOp::getTierCode(fetch.getTier()))})))
+      return failure();
+    replaceOpWithBufferizedValues(rewriter, op, result);
+    return success();
+  }
+};
+
 /// Memory effects of the upstream mpi ops on their buffers, which LLVM 22
 /// does not declare: without them, buffer deallocation (which runs after
 /// bufferization) rejects the ops as having unknown effects. Each op also
@@ -635,6 +669,7 @@ void mlir::tra::comm::registerBufferizableOpInterfaceExternalModels(
     ISendOp::attachInterface<ISendOpModel>(*ctx);
     IRecvOp::attachInterface<IRecvOpModel>(*ctx);
     WaitOp::attachInterface<WaitOpModel>(*ctx);
+    FetchOp::attachInterface<FetchOpModel>(*ctx);
   });
   registry.addExtension(+[](MLIRContext *ctx, mpi::MPIDialect *) {
     mpi::SendOp::attachInterface<MPIEffectsModel<mpi::SendOp>>(*ctx);

@@ -151,6 +151,22 @@ static LogicalResult verifyGroup(Operation *op, ArrayRef<int32_t> ranks) {
 
 LogicalResult AllReduceOp::verify() { return verifyGroup(*this, getRanks()); }
 
+int64_t FetchOp::getTierCode(StringRef tier) {
+  // ABI.h TraExecTier.
+  if (tier == "host")
+    return 0;
+  if (tier == "disk")
+    return 1;
+  return -1;
+}
+
+LogicalResult FetchOp::verify() {
+  if (getTierCode(getTier()) < 0)
+    return emitOpError("tier '")
+           << getTier() << "' is not a memory tier (\"host\" or \"disk\")";
+  return success();
+}
+
 LogicalResult ReduceScatterOp::verify() {
   if (failed(verifyGroup(*this, getRanks())))
     return failure();

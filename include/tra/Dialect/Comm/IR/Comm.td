@@ -37,7 +37,12 @@ def Comm_Dialect : Dialect {
     * `tra_comm.all_reduce`: combine the partial copies of a tile held by a
       group of ranks; every member gets the result;
     * `tra_comm.reduce_scatter`: combine them and leave member `j` with the
-      `j`-th slice along one dimension.
+      `j`-th slice along one dimension;
+    * `tra_comm.fetch`: bring a tile the plan keeps in a memory tier of the
+      node (host memory or disk, `tra_plan.tier`) to the device, into a
+      buffer of its own, right before the operation that reads it. Unlike
+      the moves above it involves no other rank, so it also appears in the
+      one-device programs (`tra-fetch-tiers` inserts it).
 
     The operations bufferize (one-shot bufferization) straight to the
     upstream `mpi` dialect where it can express and lower them (`mpi.send`,
@@ -55,6 +60,12 @@ def Comm_Dialect : Dialect {
     `tra_cuda_reduce_scatter` in `runtime/cuda/include/tra/Cuda/ABI.h`),
     which runs it with NCCL on the process's stream, from and to device
     memory; no move goes through the `mpi` dialect.
+
+    A fetch bufferizes to a fresh buffer, a `memref.copy` of the tile into
+    it (on a GPU a copy to device memory, on the process's stream) and a
+    call of the executable runtime, `tra_exec_tier_fetched`
+    (`runtime/exec/include/tra/Exec/ABI.h`), which counts the bytes each
+    tier gave, for the program's profile and the engine's report.
 
     A per-rank function carries `tra_comm.rank` (its rank) and
     `tra_comm.num_ranks` (the ranks of the job).
@@ -262,6 +273,35 @@ def Comm_ReduceScatterOp : Comm_Op<"reduce_scatter", [
     type($input) `->` type($result)
   }];
   let hasVerifier = 1;
+}
+
+def Comm_FetchOp : Comm_Op<"fetch", [
+    MemoryEffects<[MemRead<Comm_Network>, MemWrite<Comm_Network>]>,
+    AllTypesMatch<["input", "result"]>]> {
+  let summary = "bring a tile kept in a memory tier to the device";
+  let description = [{
+    `input` is a function argument whose tiles the plan keeps in a memory
+    tier of the node (`tier`: `"host"` memory or `"disk"`) rather than in
+    device memory; the result is a copy of it in a buffer of the device,
+    made when the op runs and freed after its last use. Each operation that
+    reads a streamed argument reads it through its own fetch (the planner's
+    model: two buffers, the one read and the next arriving). The effects on
+    the network resource keep fetches where they are, in program order.
+
+    ```mlir
+    %w = tra_comm.fetch %arg3 from "host" : tensor<256x256xf32>
+    ```
+  }];
+  let arguments = (ins AnyStaticShapeTensor:$input, StrAttr:$tier);
+  let results = (outs AnyStaticShapeTensor:$result);
+  let assemblyFormat = [{
+    $input `from` $tier attr-dict `:` type($input)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The runtime's code for `tier` (ABI.h TraExecTier), or -1.
+    static int64_t getTierCode(::llvm::StringRef tier);
+  }];
 }
 
 #endif // TRA_DIALECT_COMM_IR_COMM_TD

@@ -202,6 +202,25 @@ void tra_exec_check_failed(const char *message);
  */
 const char *tra_exec_take_check_failure(void);
 
+/** The memory tiers of a node a plan may keep read-only tiles in
+ * (`tra_plan.tier`). */
+typedef enum TraExecTier {
+  TRA_EXEC_TIER_HOST = 0,
+  TRA_EXEC_TIER_DISK = 1
+} TraExecTier;
+
+/**
+ * Called by compiled code (tra_comm.fetch) after it has copied `bytes` bytes
+ * of a tile kept in memory tier `tier` (a TraExecTier) to a buffer of the
+ * device: counts them for the tier.
+ */
+void tra_exec_tier_fetched(int64_t bytes, int32_t tier);
+/** Bytes fetched from `tier` (and the number of fetches) since the last
+ * tra_exec_tier_reset or the start of the process; 0 for an unknown tier. */
+int64_t tra_exec_tier_bytes(int32_t tier);
+int64_t tra_exec_tier_fetches(int32_t tier);
+void tra_exec_tier_reset(void);
+
 /** Called by compiled code (when compiled with profiling) around op `op`. */
 void tra_exec_profile_begin(int64_t op);
 void tra_exec_profile_end(int64_t op);
