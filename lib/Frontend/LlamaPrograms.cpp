@@ -51,13 +51,16 @@ static void noteStreaming(ModuleOp planned,
     return;
   plan::CostModel model(hardware);
   plan::PlanReport report = plan::analyzePlan(func, model);
+  double most = 0;
+  for (double bytes : report.memory.streamed)
+    most = std::max(most, bytes);
   notes << "@forward (" << seq << (seq == 1 ? " token" : " tokens")
         << " per step) planned for " << hardware.getName() << ": "
         << summary.streamed << " weights ("
         << plan::formatBytes(report.hostBytes + report.diskBytes)
         << ") live in its memory tiers, streamed each step (estimated "
-        << plan::formatSeconds(report.getStepTime())
-        << " per step); this build loads them on the devices\n";
+        << plan::formatSeconds(report.getStepTime()) << " per step, "
+        << int64_t(most) << " bytes to the busiest device)\n";
 }
 
 llvm::Expected<CompiledProgram> mlir::tra::compileLlamaStep(
@@ -81,6 +84,7 @@ llvm::Expected<CompiledProgram> mlir::tra::compileLlamaStep(
                                      hardware->getName() + ": " +
                                      llvm::toString(summaries.takeError()));
     noteStreaming(*planned, *hardware, (*summaries)["forward"], seq, notes);
+    plan::takeTiers(**module, *planned);
   }
   return loadOrCompileProgram(**module, stepOptions(threads, cuda),
                               cacheDirectory, keyExtra, notes);

@@ -307,6 +307,16 @@ std::vector<int64_t> LocalModel::programLengths() const {
   return lengths;
 }
 
+std::vector<std::string> LocalModel::tierFetchReport() const {
+  std::vector<std::string> lines;
+  for (const auto &[seq, program] : programs) {
+    std::string fetched = program.library->describeTierFetches();
+    if (!fetched.empty())
+      lines.push_back(describeStepProgram(seq) + ": " + fetched);
+  }
+  return lines;
+}
+
 rt::Status LocalModel::step(const std::vector<int64_t> &tokens, int64_t pos,
                             int64_t n, std::vector<double> &logits) {
   rt::Result<std::vector<StepChunk>> chunks = planStepChunks(

@@ -101,6 +101,16 @@ std::vector<int64_t> RankModel::programLengths() const {
   return lengths;
 }
 
+std::vector<std::string> RankModel::tierFetchReport() const {
+  std::vector<std::string> lines;
+  for (const Step &s : steps) {
+    std::string fetched = s.library->describeTierFetches();
+    if (!fetched.empty())
+      lines.push_back(describeStepProgram(s.seq) + ": " + fetched);
+  }
+  return lines;
+}
+
 /// Finds the step length and the layouts of the caches and the logits.
 rt::Status RankModel::bindLayouts(Step &step) {
   const TraExecProgram &program = step.library->program();

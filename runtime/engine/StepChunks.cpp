@@ -88,3 +88,8 @@ int64_t tra::engine::prefillChunkLength(int64_t requested, int64_t maxSeqLen) {
   int64_t chunk = requested > 0 ? requested : kDefaultPrefillChunk;
   return std::max<int64_t>(1, std::min(chunk, maxSeqLen));
 }
+
+std::string tra::engine::describeStepProgram(int64_t seq) {
+  return "@forward (" + std::to_string(seq) +
+         (seq == 1 ? " token" : " tokens") + " per step)";
+}

@@ -136,6 +136,11 @@ ProgramLibrary::open(const std::string &path) {
   if (!loaded->takeFailure)
     return rt::fileError(
         path, "no tra_exec_take_check_failure (not linked with TRAExec)");
+  // Optional: libraries compiled before tier fetches existed lack them.
+  loaded->tierBytes = reinterpret_cast<int64_t (*)(int32_t)>(
+      dlsym(loaded->handle, "tra_exec_tier_bytes"));
+  loaded->tierTiles = reinterpret_cast<int64_t (*)(int32_t)>(
+      dlsym(loaded->handle, "tra_exec_tier_fetches"));
   if (rt::Status problem = checkDescriptor(*loaded->descriptor); !problem.ok())
     return rt::fileError(path, problem.message());
   return loaded;
@@ -161,15 +166,48 @@ rt::Status ProgramLibrary::takeCheckFailure() const {
 }
 
 rt::Status ProgramLibrary::run(void *const *buffers) const {
+  ++runs;
   descriptor->run(buffers);
   return takeCheckFailure();
 }
 
 rt::Status ProgramLibrary::runRank(int64_t rank, void *const *buffers) const {
+  ++runs;
   descriptor->ranks[rank].run(buffers);
   return takeCheckFailure();
 }
 
 void ProgramLibrary::setNumThreads(int64_t threads) const {
   setThreads(std::max<int64_t>(1, threads));
+}
+
+TierFetches ProgramLibrary::tierFetches() const {
+  TierFetches fetches;
+  if (!tierBytes || !tierTiles)
+    return fetches;
+  for (int32_t tier : {TRA_EXEC_TIER_HOST, TRA_EXEC_TIER_DISK}) {
+    fetches.bytes[tier] = tierBytes(tier);
+    fetches.tiles[tier] = tierTiles(tier);
+  }
+  return fetches;
+}
+
+std::string ProgramLibrary::describeTierFetches() const {
+  TierFetches fetches = tierFetches();
+  if (fetches.empty() || runs < 1)
+    return "";
+  const char *const names[] = {"host memory", "disk"};
+  std::string text = "fetched";
+  const char *separator = " ";
+  for (int tier : {TRA_EXEC_TIER_HOST, TRA_EXEC_TIER_DISK}) {
+    if (fetches.tiles[tier] == 0)
+      continue;
+    int64_t tiles = fetches.tiles[tier] / runs;
+    text += separator + std::to_string(fetches.bytes[tier] / runs) +
+            " bytes in " + std::to_string(tiles) +
+            (tiles == 1 ? " tile" : " tiles") + " from " + names[tier];
+    separator = ", ";
+  }
+  return text + " per run (" + std::to_string(runs) +
+         (runs == 1 ? " run)" : " runs)");
 }

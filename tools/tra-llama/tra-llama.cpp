@@ -664,6 +664,11 @@ static int run(MLIRContext &ctx, const rt::LlamaCheckpoint &ckpt,
   };
   if (rt::Status status = ::tra::engine::generate(config, step); !status)
     return fail(status.message());
+  // What the steps moved between the memory tiers and the device (a plan
+  // that streams weights), for comparison with the plan's estimate.
+  if (compiled)
+    for (const std::string &line : compiled->tierFetchReport())
+      llvm::errs() << "tra-llama: " << line << "\n";
   return 0;
 }
 

@@ -206,6 +206,8 @@ int main(int argc, char **argv) {
       !status)
     fatal(status.message());
   watchdog.disarm();
+  for (const std::string &line : model.tierFetchReport())
+    std::fprintf(stderr, "tra-llama: rank %d: %s\n", rank, line.c_str());
   if (rank == 0 && model.cacheRelayouts > 0)
     std::fprintf(stderr,
                  "tra-llama: %lld KV caches moved to the next step program's "

@@ -71,6 +71,11 @@ public:
   rt::Status step(const std::vector<int64_t> &tokens, int64_t pos, int64_t n,
                   std::vector<double> &logits);
 
+  /// For each step program that fetched weights from the memory tiers of
+  /// the node (a plan that streams them): "@forward (N tokens per step):
+  /// fetched ... per run (R runs)".
+  std::vector<std::string> tierFetchReport() const;
+
   /// Clears the KV caches (a new, unrelated generation).
   void resetCaches();
 

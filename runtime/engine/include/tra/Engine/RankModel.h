@@ -87,6 +87,11 @@ public:
   /// steps.
   rt::Status step(const std::vector<int64_t> &tokens, int64_t pos, int64_t n,
                   std::vector<double> &logits);
+  /// For each step program whose part on this rank fetched weights from
+  /// the memory tiers of the node: "@forward (N tokens per step): fetched
+  /// ... per run (R runs)".
+  std::vector<std::string> tierFetchReport() const;
+
   /// step() gathers every row of logits on rank 0 (else the last one only).
   bool allRows = true;
 

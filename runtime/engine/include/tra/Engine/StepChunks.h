@@ -28,6 +28,7 @@
 #include "tra/Runtime/Error.h"
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace tra::engine {
@@ -63,6 +64,10 @@ int64_t prefillChunkLength(int64_t requested, int64_t maxSeqLen);
 /// the contractions to run at matrix-matrix speed, short enough that a
 /// short prompt's padding costs little.
 constexpr int64_t kDefaultPrefillChunk = 128;
+
+/// "@forward (1 token per step)", "@forward (128 tokens per step)": the
+/// step program of `seq` tokens, for messages.
+std::string describeStepProgram(int64_t seq);
 
 } // namespace tra::engine
 

@@ -28,6 +28,14 @@ namespace tra::exec {
 /// program every rank's tile table), else fails with what is wrong with it.
 rt::Status checkDescriptor(const TraExecProgram &program);
 
+/// What a program fetched from the memory tiers of its node (tra_comm.fetch:
+/// weights its plan keeps in host memory or on disk), by TraExecTier.
+struct TierFetches {
+  int64_t bytes[2] = {0, 0};
+  int64_t tiles[2] = {0, 0};
+  bool empty() const { return tiles[0] == 0 && tiles[1] == 0; }
+};
+
 /// A shared library compiled by tra, loaded with dlopen (RTLD_NOW: an
 /// unresolved symbol is an error at load time; RTLD_LOCAL: several
 /// libraries, each with its own `tra_exec_program`, can be loaded at once).
@@ -70,6 +78,14 @@ public:
   /// Sets the thread count of the library's BLAS calls and OpenMP loops (at
   /// least 1).
   void setNumThreads(int64_t threads) const;
+  /// What the library's code fetched from the memory tiers since it was
+  /// loaded (nothing for a library compiled before fetches existed).
+  TierFetches tierFetches() const;
+  /// How often run() and runRank() ran.
+  int64_t numRuns() const { return runs; }
+  /// "fetched N bytes in T tiles from host memory[, M bytes in U tiles from
+  /// disk] per run (R runs)", or "" if the runs fetched nothing.
+  std::string describeTierFetches() const;
 
 private:
   ProgramLibrary() = default;
@@ -77,6 +93,9 @@ private:
   const TraExecProgram *descriptor = nullptr;
   void (*setThreads)(int64_t) = nullptr;
   const char *(*takeFailure)() = nullptr;
+  int64_t (*tierBytes)(int32_t) = nullptr;
+  int64_t (*tierTiles)(int32_t) = nullptr;
+  mutable int64_t runs = 0;
   std::string file;
 };
 
