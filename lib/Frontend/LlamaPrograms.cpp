@@ -63,6 +63,20 @@ static void noteStreaming(ModuleOp planned,
         << int64_t(most) << " bytes to the busiest device)\n";
 }
 
+/// Notes the pipeline stages of a plan of @forward.
+static void notePipeline(const ::tra::hw::HardwareDescription &hardware,
+                         const plan::PlanSummary &summary, int64_t seq,
+                         llvm::raw_ostream &notes) {
+  if (summary.stages.empty())
+    return;
+  notes << "@forward (" << seq << (seq == 1 ? " token" : " tokens")
+        << " per step) planned for " << hardware.getName() << " in "
+        << summary.stages.size() << " pipeline stages:";
+  for (auto [i, stage] : llvm::enumerate(summary.stages))
+    notes << (i ? "; " : " ") << "devices " << stage.getDevicesText();
+  notes << "\n";
+}
+
 llvm::Expected<CompiledProgram> mlir::tra::compileLlamaStep(
     MLIRContext &context, const ::tra::rt::LlamaParams &params, int64_t seq,
     int64_t threads, StringRef cacheDirectory, StringRef keyExtra,
@@ -108,6 +122,7 @@ llvm::Expected<CachedLibrary> mlir::tra::compileLlamaDistributedStep(
                                    hardware.getName() + ": " +
                                    llvm::toString(planned.takeError()));
   noteStreaming(**module, hardware, (*planned)["forward"], seq, notes);
+  notePipeline(hardware, (*planned)["forward"], seq, notes);
   llvm::Expected<CachedLibrary> library = findOrCompileDistributedLibrary(
       **module, stepOptions(threads, cuda), cacheDirectory,
       hardware.toJSONText(), scratchDirectory, notes);

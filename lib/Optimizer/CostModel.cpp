@@ -444,6 +444,9 @@ std::optional<TensorDist>
 CostModel::getReduceScatterResult(const TensorDist &from,
                                   ArrayRef<int64_t> shape, unsigned dim) const {
   int64_t q = from.getGroupSize();
+  // Uneven tiles are not cut further (an all-reduce completes them).
+  if (!from.weights.empty())
+    return std::nullopt;
   TensorDist to;
   to.grid = from.grid;
   to.unit = from.unit;

@@ -7,7 +7,13 @@
 
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/TypeSwitch.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
 
 using namespace mlir;
 using namespace mlir::tra;
@@ -295,11 +301,23 @@ static TensorDist layoutOf(const IndexSpace &space, const SplitChoice &choice,
                            ArrayRef<DimRef> refs, ArrayRef<int64_t> shape,
                            bool isResult) {
   TensorDist dist;
+  bool uneven = false;
   for (const DimRef &ref : refs) {
     int64_t parts = ref.index >= 0 ? choice.getParts(ref.index) : 1;
     dist.grid.push_back(parts);
     dist.unit.push_back(parts > 1 ? space.units[ref.index] * ref.scale : 1);
+    uneven |= ref.index >= 0 && !choice.getWeights(ref.index).empty();
   }
+  // An uneven index cuts the dimensions it maps to by the same weights.
+  if (uneven)
+    for (auto [d, ref] : llvm::enumerate(refs)) {
+      ArrayRef<int64_t> w =
+          ref.index >= 0 ? choice.getWeights(ref.index) : ArrayRef<int64_t>();
+      if (w.empty())
+        dist.weights.append(size_t(dist.grid[d]), 1);
+      else
+        dist.weights.append(w.begin(), w.end());
+    }
   int64_t devices = choice.getNumDevices(), tiles = dist.getNumTiles();
   dist.copies = devices / tiles;
   bool partial = isResult && dist.copies > 1 &&
@@ -320,7 +338,7 @@ static TensorDist layoutOf(const IndexSpace &space, const SplitChoice &choice,
   for (auto &list : perTile) {
     llvm::sort(list);
     for (auto [replica, device] : list)
-      dist.devices.push_back(device);
+      dist.devices.push_back(choice.firstDevice + device);
   }
   if (partial) {
     dist.partial = space.aggregation;
@@ -365,9 +383,16 @@ double plan::getChoiceTime(const IndexSpace &space, const SplitChoice &choice,
     double points = 1;
     for (unsigned i = 0; i < space.getNumIndices(); ++i) {
       int64_t parts = choice.getParts(i);
-      extents[i] = parts > 1 ? tileSize(space.extents[i], parts, space.units[i],
-                                        coords[i])
-                             : space.extents[i];
+      ArrayRef<int64_t> weights = choice.getWeights(i);
+      if (!weights.empty())
+        extents[i] = weightedTileStart(space.extents[i], space.units[i],
+                                       weights, coords[i] + 1) -
+                     weightedTileStart(space.extents[i], space.units[i],
+                                       weights, coords[i]);
+      else
+        extents[i] = parts > 1 ? tileSize(space.extents[i], parts,
+                                          space.units[i], coords[i])
+                               : space.extents[i];
       points *= double(extents[i]);
     }
     double resultBytes =
@@ -393,9 +418,9 @@ double plan::getChoiceTime(const IndexSpace &space, const SplitChoice &choice,
       break;
     }
     double flops = points * space.flopsPerPoint;
-    slowest =
-        std::max(slowest, model.getKernelTime(unsigned(device), dtype, flops,
-                                              bytes, space.contraction));
+    slowest = std::max(
+        slowest, model.getKernelTime(choice.firstDevice + unsigned(device),
+                                     dtype, flops, bytes, space.contraction));
   }
   return slowest;
 }
@@ -457,10 +482,102 @@ struct MultiSplitEnumerator {
 };
 } // namespace
 
+/// The largest multiplier of the speed ratios tried for integer weights.
+static constexpr int64_t kWeightSteps = 16;
+
+/// Small integer weights in proportion to `speeds`: the speeds relative to
+/// the slowest, times the least multiplier up to kWeightSteps that rounds
+/// every one to within 2% (else the best of them); empty when the speeds
+/// are about equal.
+static SmallVector<int64_t, 4> getWeights(ArrayRef<double> speeds) {
+  double fastest = *llvm::max_element(speeds),
+         slowest = *llvm::min_element(speeds);
+  if (!(slowest > 0) || fastest <= slowest * 1.01)
+    return {};
+  SmallVector<int64_t, 4> best;
+  double bestError = std::numeric_limits<double>::infinity();
+  for (int64_t scale = 1; scale <= kWeightSteps; ++scale) {
+    SmallVector<int64_t, 4> weights;
+    double error = 0;
+    for (double speed : speeds) {
+      double exact = scale * speed / slowest;
+      int64_t w = std::clamp<int64_t>(std::llround(exact), 1, kMaxTileWeight);
+      weights.push_back(w);
+      error = std::max(error, std::abs(double(w) - exact) / exact);
+    }
+    if (error < bestError) {
+      bestError = error;
+      best = std::move(weights);
+    }
+    if (bestError <= 0.02)
+      break;
+  }
+  int64_t divisor = 0;
+  for (int64_t w : best)
+    divisor = std::gcd(divisor, w);
+  for (int64_t &w : best)
+    w /= divisor;
+  if (llvm::all_equal(best))
+    return {};
+  return best;
+}
+
+/// On devices [first, first + count) of different speeds, one index split
+/// into `count` parts in proportion to the devices' peak flop/s for the
+/// operation's element type, and one in proportion to their memory
+/// bandwidths (what decides a memory-bound operation), for every index
+/// that has a unit for each part. Every operation gets the same weights
+/// on the same devices, so a chain of uneven operations needs no moves.
+static void addUnevenChoices(const IndexSpace &space, const CostModel &model,
+                             unsigned first, unsigned count,
+                             SmallVectorImpl<SplitChoice> &choices) {
+  if (count < 2)
+    return;
+  const auto &hardware = model.getHardware();
+  ::tra::hw::DType dtype = getHardwareDType(space.elementType);
+  SmallVector<double, 8> flops, bandwidths;
+  for (unsigned d = first; d < first + count; ++d) {
+    flops.push_back(hardware.getDevice(d).getPeakFlops(dtype));
+    bandwidths.push_back(hardware.getDevice(d).memoryBandwidth);
+  }
+  SmallVector<SmallVector<int64_t, 4>, 2> weightings;
+  for (ArrayRef<double> speeds :
+       {ArrayRef<double>(flops), ArrayRef<double>(bandwidths)}) {
+    SmallVector<int64_t, 4> weights = getWeights(speeds);
+    if (!weights.empty() && !llvm::is_contained(weightings, weights))
+      weightings.push_back(std::move(weights));
+  }
+  for (const SmallVector<int64_t, 4> &weights : weightings)
+    for (unsigned index = 0; index < space.getNumIndices(); ++index) {
+      if (!space.splittable[index] || space.getMaxParts(index) < count)
+        continue;
+      // Every part gets at least one unit.
+      bool fits = true;
+      for (unsigned i = 0; i < count && fits; ++i)
+        fits = weightedTileStart(space.extents[index], space.units[index],
+                                 weights, i) <
+               weightedTileStart(space.extents[index], space.units[index],
+                                 weights, i + 1);
+      if (!fits)
+        continue;
+      SplitChoice choice;
+      choice.splits.push_back({index, int64_t(count)});
+      choice.weights = weights;
+      choices.push_back(choice);
+    }
+}
+
 void plan::enumerateChoices(const IndexSpace &space, const CostModel &model,
                             const ChoiceOptions &options,
-                            SmallVectorImpl<SplitChoice> &choices) {
-  unsigned numDevices = model.getNumDevices();
+                            SmallVectorImpl<SplitChoice> &choices,
+                            DeviceBlock block) {
+  size_t begin = choices.size();
+  unsigned numDevices = block.count ? block.count : model.getNumDevices();
+  // Every choice of a block starts at its first device.
+  auto placeInBlock = llvm::make_scope_exit([&] {
+    for (size_t i = begin; i < choices.size(); ++i)
+      choices[i].firstDevice = block.first;
+  });
   choices.push_back(SplitChoice());
   if (numDevices == 1)
     return;
@@ -489,6 +606,8 @@ void plan::enumerateChoices(const IndexSpace &space, const CostModel &model,
                                     depth, choices,    SplitChoice()};
     enumerator.run(numDevices);
   }
+  if (options.uneven)
+    addUnevenChoices(space, model, block.first, numDevices, choices);
 }
 
 SplitAttr plan::toAttr(MLIRContext *context, const IndexSpace &space,
@@ -500,7 +619,8 @@ SplitAttr plan::toAttr(MLIRContext *context, const IndexSpace &space,
     counts.push_back(parts);
   }
   return SplitAttr::get(context, names, counts, choice.replicas,
-                        choice.replicaPosition);
+                        choice.replicaPosition, choice.firstDevice,
+                        choice.weights);
 }
 
 std::optional<SplitChoice> plan::fromAttr(const IndexSpace &space,
@@ -508,6 +628,8 @@ std::optional<SplitChoice> plan::fromAttr(const IndexSpace &space,
   SplitChoice choice;
   choice.replicas = attr.getReplicas();
   choice.replicaPosition = attr.getReplicaPosition();
+  choice.firstDevice = attr.getFirstDevice();
+  choice.weights.assign(attr.getWeights().begin(), attr.getWeights().end());
   for (auto [name, parts] :
        llvm::zip_equal(attr.getIndices(), attr.getCounts())) {
     auto *it = llvm::find(space.names, name);

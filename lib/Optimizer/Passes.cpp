@@ -73,6 +73,8 @@ struct AssignPartitionsPass
     options.choices.maxSplitIndices = maxSplitIndices;
     options.recompute = recompute;
     options.stream = stream;
+    options.pipeline = pipeline;
+    options.choices.uneven = uneven;
     if (!model || !planAll(getOperation(), [&](func::FuncOp func) {
           return assignPartitions(func, *model, options);
         }))
@@ -101,6 +103,8 @@ struct DecomposePass : public mlir::tra::impl::DecomposeBase<DecomposePass> {
     options.choices.maxSplitIndices = maxSplitIndices;
     options.recompute = recompute;
     options.stream = stream;
+    options.pipeline = pipeline;
+    options.choices.uneven = uneven;
     if (!model || !planAll(getOperation(), [&](func::FuncOp func) {
           return planFunction(func, *model, options);
         }))

@@ -282,12 +282,16 @@ static std::string getSpaceKey(const IndexSpace &space) {
 
 void ProblemBuilder::buildOperationChoices(ProblemNode &node) {
   const IndexSpace &space = *node.space;
+  DeviceBlock block = options.blocks.lookup(node.op);
   std::string key = getSpaceKey(space);
+  if (block.count)
+    key += ";on " + std::to_string(block.first) + "+" +
+           std::to_string(block.count);
   auto it = cache.find(key);
   if (it == cache.end()) {
     std::vector<SplitChoice> splits;
     SmallVector<SplitChoice, 64> enumerated;
-    enumerateChoices(space, model, options.choices, enumerated);
+    enumerateChoices(space, model, options.choices, enumerated, block);
     std::vector<ProblemChoice> choices;
     for (const SplitChoice &split : enumerated) {
       ChoiceLayout layout = getChoiceLayout(space, split);
@@ -539,6 +543,8 @@ unsigned PlanProblem::intern(const TensorDist &dist) {
 
 /// Whether every dimension of `dist` cuts `shape` into equal tiles.
 static bool cutsEvenly(const TensorDist &dist, ArrayRef<int64_t> shape) {
+  if (!dist.weights.empty())
+    return false;
   for (auto [d, extent] : llvm::enumerate(shape))
     if (extent <= 0 || extent % (dist.grid[d] * dist.unit[d]) != 0)
       return false;

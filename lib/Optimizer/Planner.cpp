@@ -12,6 +12,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <limits>
 #include <variant>
 
 using namespace mlir;
@@ -270,10 +271,13 @@ struct Attempt {
 static llvm::Expected<Attempt>
 attemptPlan(func::FuncOp func, const CostModel &model,
             const PlannerOptions &options,
-            const llvm::DenseSet<Value> &streamed = {}) {
+            const llvm::DenseSet<Value> &streamed = {},
+            const llvm::DenseMap<Operation *, DeviceBlock> &blocks =
+                llvm::DenseMap<Operation *, DeviceBlock>()) {
   ProblemOptions problemOptions;
   problemOptions.choices = options.choices;
   problemOptions.streamed = streamed;
+  problemOptions.blocks = blocks;
   auto problemOr = PlanProblem::build(func, model, problemOptions);
   if (!problemOr)
     return problemOr.takeError();
@@ -294,6 +298,119 @@ attemptPlan(func::FuncOp func, const CostModel &model,
     attempt.summary.memory = problem.getMemoryUse(best->plan);
   }
   return std::move(attempt);
+}
+
+//===----------------------------------------------------------------------===//
+// Pipeline stages
+//===----------------------------------------------------------------------===//
+
+std::string PipelineStage::getDevicesText() const {
+  SmallVector<unsigned, 16> devices;
+  for (unsigned d = 0; d < numDevices; ++d)
+    devices.push_back(firstDevice + d);
+  return formatDeviceSet(devices);
+}
+
+/// The stages of `func` on `model`'s nodes cut into `numStages` groups of
+/// consecutive nodes: the operations in program order, cut where the
+/// compute done so far (each operation's time on one device of the first
+/// stage) reaches the stages' share of the peak flop/s. Empty when some
+/// stage would get no operation.
+static std::vector<PipelineStage>
+cutStages(func::FuncOp func, const CostModel &model, unsigned numStages) {
+  const auto &hardware = model.getHardware();
+  unsigned nodesPerStage = hardware.numNodes() / numStages;
+  std::vector<PipelineStage> stages(numStages);
+  std::vector<double> capacity(numStages, 0.0);
+  double totalCapacity = 0;
+  for (unsigned s = 0; s < numStages; ++s) {
+    const auto &first = hardware.getNode(s * nodesPerStage);
+    stages[s].firstDevice = first.firstDevice;
+    for (unsigned n = 0; n < nodesPerStage; ++n) {
+      const auto &node = hardware.getNode(s * nodesPerStage + n);
+      stages[s].numDevices += node.numDevices;
+      for (const auto &device : hardware.getDevicesOfNode(node.id))
+        capacity[s] += device.getPeakFlops(::tra::hw::DType::F32);
+    }
+    totalCapacity += capacity[s];
+  }
+  // The work of each operation, in program order.
+  std::vector<double> work;
+  for (Operation &op : func.getBody().front().without_terminator()) {
+    std::optional<IndexSpace> space = getIndexSpace(&op);
+    work.push_back(space ? getChoiceTime(*space, SplitChoice(), model) : 0.0);
+  }
+  double total = 0;
+  for (double w : work)
+    total += w;
+  if (total <= 0 || totalCapacity <= 0 || work.size() < numStages)
+    return {};
+  double done = 0, share = 0;
+  unsigned stage = 0, op = 0;
+  for (; stage < numStages; ++stage) {
+    share += capacity[stage] / totalCapacity;
+    stages[stage].firstOp = op;
+    // The last stage takes the rest; the others up to their share, at
+    // least one operation each, leaving one for every later stage.
+    while (op < work.size() && (stage + 1 == numStages ||
+                                (op + (numStages - stage) <= work.size() &&
+                                 (op == stages[stage].firstOp ||
+                                  done + 0.5 * work[op] <= share * total)))) {
+      done += work[op];
+      ++op;
+    }
+    if (op == stages[stage].firstOp)
+      return {};
+    stages[stage].lastOp = op - 1;
+  }
+  return stages;
+}
+
+/// The device block of every operation of `func` under `stages`.
+static llvm::DenseMap<Operation *, DeviceBlock>
+getStageBlocks(func::FuncOp func, ArrayRef<PipelineStage> stages) {
+  llvm::DenseMap<Operation *, DeviceBlock> blocks;
+  unsigned position = 0, stage = 0;
+  for (Operation &op : func.getBody().front().without_terminator()) {
+    while (position > stages[stage].lastOp)
+      ++stage;
+    blocks[&op] = {stages[stage].firstDevice, stages[stage].numDevices};
+    ++position;
+  }
+  return blocks;
+}
+
+/// Plans `func` in pipeline stages on every number of groups of nodes
+/// (dividing the node count) and returns the fastest attempt that fits, if
+/// it is faster than `best` (or `best` does not fit).
+static llvm::Expected<std::optional<Attempt>>
+attemptPipelines(func::FuncOp func, const CostModel &model,
+                 const PlannerOptions &options, const Attempt &best,
+                 unsigned &searches) {
+  std::optional<Attempt> chosen;
+  unsigned numNodes = model.getHardware().numNodes();
+  if (!options.pipeline || numNodes < 2 || numNodes > kMaxPipelineNodes)
+    return chosen;
+  double fastest = best.getFitting() ? best.summary.estimatedTime
+                                     : std::numeric_limits<double>::infinity();
+  for (unsigned numStages = 2; numStages <= numNodes; ++numStages) {
+    if (numNodes % numStages)
+      continue;
+    std::vector<PipelineStage> stages = cutStages(func, model, numStages);
+    if (stages.empty())
+      continue;
+    llvm::Expected<Attempt> attempt =
+        attemptPlan(func, model, options, {}, getStageBlocks(func, stages));
+    if (!attempt)
+      return attempt.takeError();
+    searches += attempt->summary.searches;
+    if (!attempt->getFitting() || attempt->summary.estimatedTime >= fastest)
+      continue;
+    fastest = attempt->summary.estimatedTime;
+    attempt->summary.stages = std::move(stages);
+    chosen = std::move(*attempt);
+  }
+  return chosen;
 }
 
 //===----------------------------------------------------------------------===//
@@ -496,6 +613,18 @@ plan::assignPartitions(func::FuncOp func, const CostModel &model,
   llvm::Expected<Attempt> stored = attemptPlan(func, model, options);
   if (!stored)
     return stored.takeError();
+  // On a few nodes, pipeline stages may beat splitting every operation
+  // over all of them.
+  {
+    unsigned searches = stored->summary.searches;
+    llvm::Expected<std::optional<Attempt>> pipelined =
+        attemptPipelines(func, model, options, *stored, searches);
+    if (!pipelined)
+      return pipelined.takeError();
+    if (*pipelined)
+      *stored = std::move(**pipelined);
+    stored->summary.searches = searches;
+  }
   Attempt *chosen = &*stored;
   // Storing every activation does not fit, or fits only with a memory
   // penalty (weights cut that would rather be replicated): plan again with
@@ -635,6 +764,17 @@ static LogicalResult checkDevices(func::FuncOp func, unsigned numDevices) {
     if (failed(check(func, func.getArgAttr(i, PlanDialect::kDistAttrName))))
       return failure();
   WalkResult walk = func.walk([&](Operation *op) {
+    if (auto split = op->getAttrOfType<SplitAttr>(PlanDialect::kSplitAttrName);
+        split && int64_t(split.getFirstDevice()) + split.getNumDevices() >
+                     int64_t(numDevices)) {
+      op->emitError() << "plan runs the operation on devices "
+                      << split.getFirstDevice() << " to "
+                      << int64_t(split.getFirstDevice()) +
+                             split.getNumDevices() - 1
+                      << " but the hardware has " << numDevices << " device"
+                      << (numDevices == 1 ? "" : "s");
+      return WalkResult::interrupt();
+    }
     for (StringRef name :
          {PlanDialect::kOperandsAttrName, PlanDialect::kResultsAttrName})
       if (auto array = op->getAttrOfType<ArrayAttr>(name))

@@ -90,7 +90,18 @@ static std::string splitText(SplitAttr split) {
     axes.insert(axes.begin() +
                     std::min<size_t>(split.getReplicaPosition(), axes.size()),
                 "x" + std::to_string(split.getReplicas()));
-  return axes.empty() ? "-" : llvm::join(axes, " ");
+  // An uneven split: the parts' weights, "e=2 4:1".
+  if (!split.getWeights().empty() && !axes.empty()) {
+    std::vector<std::string> weights;
+    for (int64_t w : split.getWeights())
+      weights.push_back(std::to_string(w));
+    axes.front() += " " + llvm::join(weights, ":");
+  }
+  std::string text = axes.empty() ? "-" : llvm::join(axes, " ");
+  // A pipeline stage on later devices.
+  if (split.getFirstDevice())
+    text += " @" + std::to_string(split.getFirstDevice());
+  return text;
 }
 
 static std::string devicesText(DistAttr dist) {
@@ -464,6 +475,15 @@ void plan::printExplain(func::FuncOp func, const CostModel &model,
         summary->pruned ? " (beam)" : " (exact)", summary->searches,
         summary->searches == 1 ? "" : "es", summary->lambda,
         formatSeconds(summary->planningSeconds));
+  if (summary && !summary->stages.empty()) {
+    os << "  pipeline: " << summary->stages.size() << " stages:";
+    for (auto [i, stage] : llvm::enumerate(summary->stages)) {
+      unsigned ops = stage.lastOp - stage.firstOp + 1;
+      os << (i ? "; " : " ") << ops << (ops == 1 ? " operation" : " operations")
+         << " on " << stage.getDevicesText();
+    }
+    os << "\n";
+  }
   os << llvm::formatv(
       "{0,10}  {1,-40} {2,-22} {3,-12} {4,-44} {5,-10} {6,11}\n", "id",
       "operation", "type", "split", "distribution", "devices", "est. time");

@@ -268,10 +268,16 @@ int Compiler::emitPlan(ModuleOp module, const plan::CostModel &model) {
     dot->keep();
   }
   if (options.explain) {
-    for (auto func : module.getOps<func::FuncOp>())
-      if (summaries.count(func.getSymName()))
-        plan::printExplain(func, model, llvm::outs(),
-                           &summaries[func.getSymName()]);
+    // Functions planned now come with their search summary; a plan given
+    // in the input (edited by hand, or made with other options) is
+    // explained as it is.
+    for (auto func : module.getOps<func::FuncOp>()) {
+      auto found = summaries.find(func.getSymName());
+      if (found != summaries.end())
+        plan::printExplain(func, model, llvm::outs(), &found->second);
+      else if (func->hasAttr(plan::PlanDialect::kNumDevicesAttrName))
+        plan::printExplain(func, model, llvm::outs(), nullptr);
+    }
     if (options.output.empty())
       return 0;
   }

@@ -41,6 +41,52 @@ TEST(DistributionTest, SplitsInUnits) {
   EXPECT_EQ(sizes(10, 2, 4), (std::vector<int64_t>{8, 2}));
 }
 
+TEST(DistributionTest, WeightedSplits) {
+  auto weighted = [](int64_t extent, int64_t unit,
+                     std::vector<int64_t> weights) {
+    std::vector<int64_t> result;
+    for (int64_t i = 0; i < int64_t(weights.size()); ++i)
+      result.push_back(weightedTileStart(extent, unit, weights, i + 1) -
+                       weightedTileStart(extent, unit, weights, i));
+    return result;
+  };
+  EXPECT_EQ(weighted(300, 1, {2, 1}), (std::vector<int64_t>{200, 100}));
+  // 512 columns 4:1: 409 and 103 (starts round down).
+  EXPECT_EQ(weighted(512, 1, {4, 1}), (std::vector<int64_t>{409, 103}));
+  // In whole heads of 128: 10 heads 3:1:1 -> 6, 2, 2.
+  EXPECT_EQ(weighted(1280, 128, {3, 1, 1}),
+            (std::vector<int64_t>{768, 256, 256}));
+  // Huge extents do not overflow.
+  EXPECT_EQ(weightedTileStart(int64_t(1) << 62, 1, {1, 1023}, 1),
+            (int64_t(1) << 62) / 1024);
+
+  // A distribution cut 2:1 along rows: ranges, elements, bytes per device;
+  // the canonical form divides the weights and drops even ones.
+  TensorDist dist;
+  dist.grid = {2, 1};
+  dist.unit = {1, 1};
+  dist.devices = {0, 1};
+  dist.weights = {4, 2, 3};
+  dist.canonicalize({6, 4});
+  EXPECT_EQ(dist.weights, (SmallVector<int64_t, 4>{2, 1, 1}));
+  EXPECT_EQ(dist.getTileRange({6, 4}, 0, 0),
+            std::make_pair(int64_t(0), int64_t(4)));
+  EXPECT_EQ(dist.getTileRange({6, 4}, 0, 1),
+            std::make_pair(int64_t(4), int64_t(6)));
+  EXPECT_EQ(dist.getTileElements({6, 4}, 0), 16);
+  EXPECT_EQ(dist.getTileElements({6, 4}, 1), 8);
+  EXPECT_EQ(dist.getMaxBytesPerDevice({6, 4}, 4, 2), 64.0);
+  TensorDist even = dist;
+  even.weights = {3, 3, 7};
+  even.canonicalize({6, 4});
+  EXPECT_TRUE(even.weights.empty());
+  EXPECT_NE(dist, even);
+  MLIRContext context;
+  context.loadDialect<PlanDialect>();
+  EXPECT_EQ(fromAttr(toAttr(&context, dist)), dist);
+  EXPECT_EQ(dist.str(), "[2, 1] weights [2, 1, 1] on 0,1");
+}
+
 TEST(DistributionTest, TileCoordinates) {
   TensorDist dist;
   dist.grid = {2, 3};

@@ -195,6 +195,80 @@ TEST_F(SearchTest, MatchesExhaustiveEnumeration) {
   EXPECT_EQ(beamOptimal, compared);
 }
 
+// With pipeline stages (each operation restricted to the devices of one
+// node, the first half of the operations on node 0 and the rest on node 1),
+// the search is still exact; every choice of a stage lies on its devices.
+TEST_F(SearchTest, StagesMatchExhaustiveEnumeration) {
+  std::mt19937 rng(77);
+  unsigned compared = 0;
+  for (int trial = 0; trial < 60; ++trial) {
+    RandomGraph generator(context, rng);
+    OwningOpRef<ModuleOp> module = generator.build();
+    unsigned perNode = 1 + std::uniform_int_distribution<unsigned>(0, 1)(rng);
+    CostModel model(tra_test::makeHardware(2, perNode, 1e10, 1e9));
+    auto func = *module->getOps<func::FuncOp>().begin();
+    ProblemOptions options;
+    SmallVector<Operation *> ops;
+    for (Operation &op : func.getBody().front().without_terminator())
+      ops.push_back(&op);
+    for (auto [i, op] : llvm::enumerate(ops))
+      options.blocks[op] = i < ops.size() / 2 ? DeviceBlock{0, perNode}
+                                              : DeviceBlock{perNode, perNode};
+    auto problem = PlanProblem::build(func, model, options);
+    ASSERT_TRUE(bool(problem)) << llvm::toString(problem.takeError());
+    for (const ProblemNode &node : (*problem)->getNodes()) {
+      if (node.kind != ProblemNode::Kind::Operation)
+        continue;
+      DeviceBlock block = options.blocks.lookup(node.op);
+      for (const ProblemChoice &choice : node.choices)
+        for (unsigned id : choice.results)
+          for (unsigned device : (*problem)->getDist(id).devices) {
+            EXPECT_GE(device, block.first);
+            EXPECT_LT(device, block.first + block.count);
+          }
+    }
+    std::optional<SearchResult> best = searchExhaustive(**problem, 0.0, 2e6);
+    if (!best)
+      continue;
+    ++compared;
+    SearchResult exact = searchPlan(**problem, {/*beam=*/0, /*lambda=*/0});
+    EXPECT_NEAR(exact.cost, best->cost, 1e-9 * best->cost + 1e-15)
+        << "trial " << trial;
+  }
+  EXPECT_GE(compared, 40u);
+}
+
+// On devices of different speeds (uneven choices in every operation), the
+// search is still exact, and the uneven choices are the devices' speeds.
+TEST_F(SearchTest, UnevenSplitsMatchExhaustiveEnumeration) {
+  std::mt19937 rng(99);
+  unsigned compared = 0, uneven = 0;
+  for (int trial = 0; trial < 60; ++trial) {
+    RandomGraph generator(context, rng);
+    OwningOpRef<ModuleOp> module = generator.build();
+    CostModel model(tra_test::makeMixedHardware(1, 1, trial % 2 ? 3.0 : 2.0));
+    auto func = *module->getOps<func::FuncOp>().begin();
+    auto problem = PlanProblem::build(func, model);
+    ASSERT_TRUE(bool(problem)) << llvm::toString(problem.takeError());
+    for (const ProblemNode &node : (*problem)->getNodes())
+      for (const SplitChoice &split : node.splits)
+        if (!split.weights.empty()) {
+          ++uneven;
+          EXPECT_EQ(split.weights,
+                    (SmallVector<int64_t, 4>{trial % 2 ? 3 : 2, 1}));
+        }
+    std::optional<SearchResult> best = searchExhaustive(**problem, 0.0, 2e6);
+    if (!best)
+      continue;
+    ++compared;
+    SearchResult exact = searchPlan(**problem, {/*beam=*/0, /*lambda=*/0});
+    EXPECT_NEAR(exact.cost, best->cost, 1e-9 * best->cost + 1e-15)
+        << "trial " << trial;
+  }
+  EXPECT_GE(compared, 40u);
+  EXPECT_GT(uneven, 0u);
+}
+
 // A graph with a long chain keeps one state per distribution of its newest
 // value: exact with any beam.
 TEST_F(SearchTest, ChainsAreExactWithABeam) {

@@ -56,6 +56,42 @@ makeHardware(unsigned nodes, unsigned perNode, double intraBandwidth = 100e9,
   return *description;
 }
 
+/// One node of two GPU groups: `fast` GPUs `ratio` times the peak flop/s
+/// and memory bandwidth of the `slow` ones (1 Tflop/s, 1 TB/s), 100 GB/s
+/// links between all.
+inline ::tra::hw::HardwareDescription
+makeMixedHardware(unsigned fast, unsigned slow, double ratio) {
+  namespace hw = ::tra::hw;
+  hw::MachineSpec spec;
+  spec.name = "test-mixed";
+  hw::NodeGroupSpec node;
+  node.name = "node";
+  node.count = 1;
+  for (auto [count, speed] : {std::pair<unsigned, double>{fast, ratio},
+                              std::pair<unsigned, double>{slow, 1.0}}) {
+    hw::DeviceGroupSpec device;
+    device.kind = hw::DeviceKind::GPU;
+    device.model = speed == 1.0 ? "slow" : "fast";
+    device.count = count;
+    device.memoryBytes = 1ull << 34;
+    device.memoryBandwidth = 1e12 * speed;
+    device.peakFlops[0] = 1e12 * speed;
+    node.devices.push_back(device);
+  }
+  hw::LinkSpec link;
+  link.kind = hw::LinkKind::NVLink;
+  link.bandwidth = 100e9;
+  link.latency = 1e-6;
+  node.links.push_back(link);
+  spec.nodes.push_back(node);
+  auto description = hw::HardwareDescription::create(spec, "<test>");
+  if (!description) {
+    ADD_FAILURE() << llvm::toString(description.takeError());
+    std::abort();
+  }
+  return *description;
+}
+
 /// A shipped description from hw/.
 inline ::tra::hw::HardwareDescription loadShipped(llvm::StringRef name) {
   auto description = ::tra::hw::parseHardwareFile(

@@ -87,20 +87,33 @@ struct IndexSpace {
 std::optional<IndexSpace> getIndexSpace(Operation *op);
 
 /// How an operation is cut: parts per split index, outermost first, and
-/// replicas. Devices 0 .. getNumDevices()-1 run it, numbered row-major over
-/// the axes `parts...` with the replica axis inserted before split number
-/// `replicaPosition` (0: outermost).
+/// replicas. Devices firstDevice .. firstDevice + getNumDevices() - 1 run
+/// it, numbered row-major over the axes `parts...` with the replica axis
+/// inserted before split number `replicaPosition` (0: outermost). A
+/// `firstDevice` past 0 places the operation on a later block of devices
+/// (a pipeline stage on another node).
 struct SplitChoice {
   llvm::SmallVector<std::pair<unsigned, int64_t>, 3> splits;
   int64_t replicas = 1;
   unsigned replicaPosition = 0;
+  unsigned firstDevice = 0;
+  /// An uneven cut of the one split index (no replicas): part i gets about
+  /// weights[i] / sum(weights) of it (weightedTileStart); empty: even.
+  llvm::SmallVector<int64_t, 4> weights;
 
   int64_t getNumDevices() const;
   /// Parts of `index` (1 when not split).
   int64_t getParts(unsigned index) const;
+  /// The weights of `index`'s parts (empty when it is cut evenly).
+  llvm::ArrayRef<int64_t> getWeights(unsigned index) const {
+    if (weights.empty() || splits.empty() || splits[0].first != index)
+      return {};
+    return weights;
+  }
   bool operator==(const SplitChoice &other) const {
     return splits == other.splits && replicas == other.replicas &&
-           replicaPosition == other.replicaPosition;
+           replicaPosition == other.replicaPosition &&
+           firstDevice == other.firstDevice && weights == other.weights;
   }
 };
 
@@ -121,9 +134,25 @@ double getChoiceTime(const IndexSpace &space, const SplitChoice &choice,
 struct ChoiceOptions {
   /// Largest number of indices split at once.
   unsigned maxSplitIndices = 2;
+  /// On devices of different speeds, also split one index in proportion to
+  /// their speeds (SplitChoice::weights).
+  bool uneven = true;
 };
 
-/// The choices the search considers for `space` on the hardware of `model`:
+/// A block of consecutive devices an operation may run on (a pipeline
+/// stage): devices first .. first + count - 1. A count of 0 means every
+/// device of the hardware.
+struct DeviceBlock {
+  unsigned first = 0;
+  unsigned count = 0;
+  bool operator==(const DeviceBlock &other) const {
+    return first == other.first && count == other.count;
+  }
+};
+
+/// The choices the search considers for `space` on the hardware of `model`
+/// (or, with a `block`, on those devices only, as if they were all the
+/// hardware had):
 /// nothing split (on one device, or replicated on all); one index split into
 /// any divisor of the device count of parts (alone, or replicated to use all
 /// devices, with the replicas outside or inside the parts); several indices
@@ -132,7 +161,8 @@ struct ChoiceOptions {
 /// devices per node.
 void enumerateChoices(const IndexSpace &space, const CostModel &model,
                       const ChoiceOptions &options,
-                      llvm::SmallVectorImpl<SplitChoice> &choices);
+                      llvm::SmallVectorImpl<SplitChoice> &choices,
+                      DeviceBlock block = {});
 
 /// The attribute form of a choice.
 SplitAttr toAttr(MLIRContext *context, const IndexSpace &space,

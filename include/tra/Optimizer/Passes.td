@@ -30,6 +30,17 @@ defvar PlanStreamOption =
            "memory tier (host_memory or disk), keep the largest weights "
            "there, as few as make it fit, and stream them to the devices "
            "before the operations that read them (tra_plan.tier)">;
+defvar PlanUnevenOption =
+    Option<"uneven", "uneven", "bool", /*default=*/"true",
+           "On devices of different speeds, also split an index unevenly, "
+           "in proportion to the devices' peak flop/s or memory bandwidths "
+           "(weights in tra_plan.split and tra_plan.dist)">;
+defvar PlanPipelineOption =
+    Option<"pipeline", "pipeline", "bool", /*default=*/"true",
+           "On hardware of 2 to 8 nodes, also plan with the operations cut "
+           "into pipeline stages on consecutive groups of nodes "
+           "(first_device in tra_plan.split) and keep that plan when it is "
+           "faster">;
 
 def AssignPartitions : Pass<"tra-assign-partitions", "::mlir::ModuleOp"> {
   let summary = "choose a distribution for every tensor with the cost model";
@@ -80,7 +91,8 @@ def AssignPartitions : Pass<"tra-assign-partitions", "::mlir::ModuleOp"> {
     ```
   }];
   let options = [PlanHardwareOption, PlanBeamOption, PlanMaxSplitOption,
-                 PlanRecomputeOption, PlanStreamOption];
+                 PlanRecomputeOption, PlanStreamOption, PlanPipelineOption,
+                 PlanUnevenOption];
   let dependentDialects = ["::mlir::tra::plan::PlanDialect"];
 }
 
@@ -133,7 +145,8 @@ def Decompose : Pass<"tra-decompose", "::mlir::ModuleOp"> {
     ```
   }];
   let options = [PlanHardwareOption, PlanBeamOption, PlanMaxSplitOption,
-                 PlanRecomputeOption, PlanStreamOption];
+                 PlanRecomputeOption, PlanStreamOption, PlanPipelineOption,
+                 PlanUnevenOption];
   let dependentDialects = ["::mlir::tra::plan::PlanDialect"];
 }
 

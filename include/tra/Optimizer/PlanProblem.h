@@ -115,6 +115,9 @@ struct ProblemOptions {
   /// are moved to the devices before the operations that read them: no
   /// device memory between uses, a transfer every step.
   llvm::DenseSet<Value> streamed;
+  /// Pipeline stages: operations listed here run on their block of devices
+  /// only (the others anywhere).
+  llvm::DenseMap<Operation *, DeviceBlock> blocks;
 };
 
 /// Memory per device of a plan.
@@ -160,7 +163,7 @@ public:
   /// functions the optimizer cannot plan (calls, several blocks).
   static llvm::Expected<std::unique_ptr<PlanProblem>>
   build(func::FuncOp func, const CostModel &model,
-        const ProblemOptions &options = {});
+        const ProblemOptions &options = ProblemOptions());
 
   const CostModel &getCostModel() const { return model; }
   llvm::ArrayRef<ProblemNode> getNodes() const { return nodes; }

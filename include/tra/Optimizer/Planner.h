@@ -38,6 +38,27 @@ struct PlannerOptions {
   /// make the plan fit, and stream them to the devices before the
   /// operations that read them (tra_plan.tier on those arguments).
   bool stream = true;
+  /// On hardware of 2 to kMaxPipelineNodes nodes, also plan with the
+  /// operations cut into pipeline stages, consecutive runs of about equal
+  /// compute (in proportion to each stage's peak flop/s) placed on
+  /// consecutive groups of nodes, and keep such a plan when it is faster:
+  /// one activation crosses the network per stage instead of every
+  /// collective of a layer split across nodes.
+  bool pipeline = true;
+};
+
+/// Most nodes the planner tries pipeline stages on (each stage count is a
+/// search of its own).
+inline constexpr unsigned kMaxPipelineNodes = 8;
+
+/// One pipeline stage of a plan: devices [firstDevice, firstDevice +
+/// numDevices) run the operations from position firstOp (in program order,
+/// counting every operation of the body) to lastOp.
+struct PipelineStage {
+  unsigned firstDevice = 0, numDevices = 0;
+  unsigned firstOp = 0, lastOp = 0;
+  /// The stage's devices for messages: "0,1", "4-7".
+  std::string getDevicesText() const;
 };
 
 /// What planning one function found.
@@ -60,6 +81,9 @@ struct PlanSummary {
   /// Arguments kept in a memory tier and streamed to the devices; 0 when
   /// the devices hold every weight.
   unsigned streamed = 0;
+  /// The pipeline stages of the plan; empty when every operation may use
+  /// every device.
+  std::vector<PipelineStage> stages;
   /// Wall-clock seconds spent planning.
   double planningSeconds = 0;
 };

@@ -130,8 +130,13 @@ func.func private @negative_split_twice() -> () attributes {s = #tra_plan.split<
 
 // -----
 
-// expected-error @+1 {{expected an index letter or 'replicas', got 'rows'}}
+// expected-error @+1 {{expected an index letter, 'replicas', 'first_device' or 'weights', got 'rows'}}
 func.func private @negative_split_name() -> () attributes {s = #tra_plan.split<rows = 2>}
+
+// -----
+
+// expected-error @+1 {{first_device must be a device number, got -1}}
+func.func private @negative_split_first_device() -> () attributes {s = #tra_plan.split<s = 2, first_device = -1>}
 
 // -----
 
@@ -213,3 +218,31 @@ func.func @bad_tier(%x: tensor<4x8xf32> {tra_plan.tier = "ssd"}) {
 func.func @bad_tier_type(%x: tensor<4x8xf32> {tra_plan.tier = 1 : i64}) {
   return
 }
+
+// -----
+
+// expected-error @+1 {{expected 3 weights (one per tile coordinate of every dimension), got 2}}
+func.func private @negative_dist_weights_count() -> () attributes {d = #tra_plan.dist<[2, 1] weights [3, 1] on [0, 1]>}
+
+// -----
+
+// expected-error @+1 {{tile weights must be in [1, 1024], got 0}}
+func.func private @negative_dist_weights_zero() -> () attributes {d = #tra_plan.dist<[2, 1] weights [0, 1, 1] on [0, 1]>}
+
+// -----
+
+// Weights so uneven that a tile of 4 rows gets none.
+// expected-error @+1 {{the weights of dimension 0 leave tile 0 of 'tensor<4x2xf32>' empty}}
+func.func @negative_dist_weights_empty_tile(%x: tensor<4x2xf32> {tra_plan.dist = #tra_plan.dist<[2, 1] weights [1, 1000, 1] on [0, 1]>}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{weights need exactly one split index and no replicas}}
+func.func private @negative_split_weights_replicas() -> () attributes {s = #tra_plan.split<s = 2, replicas = 2, weights = [3, 1]>}
+
+// -----
+
+// expected-error @+1 {{expected 2 weights, got 3}}
+func.func private @negative_split_weights_count() -> () attributes {s = #tra_plan.split<s = 2, weights = [3, 1, 1]>}

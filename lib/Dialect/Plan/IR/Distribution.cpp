@@ -8,6 +8,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
+#include <numeric>
 
 using namespace mlir;
 using namespace mlir::tra;
@@ -23,6 +24,40 @@ int64_t plan::tileStart(int64_t extent, int64_t parts, int64_t unit,
   int64_t base = units / parts, extra = units % parts;
   int64_t startUnits = i * base + std::min(i, extra);
   return std::min(extent, startUnits * unit);
+}
+
+int64_t plan::weightedTileStart(int64_t extent, int64_t unit,
+                                ArrayRef<int64_t> weights, int64_t i) {
+  int64_t parts = weights.size();
+  if (i <= 0)
+    return 0;
+  if (i >= parts)
+    return extent;
+  int64_t units = (extent + unit - 1) / unit;
+  int64_t total = 0, before = 0;
+  for (int64_t j = 0; j < parts; ++j) {
+    total += weights[j];
+    if (j < i)
+      before += weights[j];
+  }
+  if (total <= 0)
+    return 0;
+  // floor(units * before / total) without forming units * before.
+  int64_t startUnits =
+      (units / total) * before + (units % total) * before / total;
+  return std::min(extent, startUnits * unit);
+}
+
+ArrayRef<int64_t> TensorDist::getDimWeights(unsigned dim) const {
+  if (weights.empty())
+    return {};
+  size_t offset = 0;
+  for (unsigned d = 0; d < dim; ++d)
+    offset += grid[d];
+  ArrayRef<int64_t> mine = ArrayRef<int64_t>(weights).slice(offset, grid[dim]);
+  if (llvm::all_equal(mine))
+    return {};
+  return mine;
 }
 
 TensorDist TensorDist::replicated(unsigned rank, ArrayRef<unsigned> devices) {
@@ -61,6 +96,9 @@ int64_t TensorDist::getTileIndex(ArrayRef<int64_t> coords) const {
 std::pair<int64_t, int64_t> TensorDist::getTileRange(ArrayRef<int64_t> shape,
                                                      unsigned dim,
                                                      int64_t coord) const {
+  if (ArrayRef<int64_t> w = getDimWeights(dim); !w.empty())
+    return {weightedTileStart(shape[dim], unit[dim], w, coord),
+            weightedTileStart(shape[dim], unit[dim], w, coord + 1)};
   return {tileStart(shape[dim], grid[dim], unit[dim], coord),
           tileStart(shape[dim], grid[dim], unit[dim], coord + 1)};
 }
@@ -70,8 +108,10 @@ int64_t TensorDist::getTileElements(ArrayRef<int64_t> shape,
   SmallVector<int64_t, 4> coords;
   getTileCoords(tile, coords);
   int64_t n = 1;
-  for (unsigned d = 0; d < grid.size(); ++d)
-    n *= tileSize(shape[d], grid[d], unit[d], coords[d]);
+  for (unsigned d = 0; d < grid.size(); ++d) {
+    auto [begin, end] = getTileRange(shape, d, coords[d]);
+    n *= end - begin;
+  }
   return n;
 }
 
@@ -109,9 +149,33 @@ void TensorDist::canonicalize(ArrayRef<int64_t> shape) {
     sortTileDevices(
         MutableArrayRef<unsigned>(devices).slice(t * copies, copies),
         copies / groups);
+  // Weights: divided by their greatest common divisor per dimension, and
+  // dropped when every dimension is even.
+  if (!weights.empty()) {
+    size_t offset = 0;
+    bool uneven = false;
+    for (unsigned d = 0; d < grid.size(); ++d) {
+      MutableArrayRef<int64_t> mine =
+          MutableArrayRef<int64_t>(weights).slice(offset, grid[d]);
+      offset += grid[d];
+      if (llvm::all_equal(ArrayRef<int64_t>(mine))) {
+        std::fill(mine.begin(), mine.end(), 1);
+        continue;
+      }
+      int64_t divisor = 0;
+      for (int64_t w : mine)
+        divisor = std::gcd(divisor, w);
+      for (int64_t &w : mine)
+        w /= divisor;
+      uneven = true;
+    }
+    if (!uneven)
+      weights.clear();
+  }
   for (unsigned d = 0; d < grid.size(); ++d) {
-    if (grid[d] == 1 || unit[d] == 1) {
-      unit[d] = 1;
+    if (grid[d] == 1 || unit[d] == 1 || !getDimWeights(d).empty()) {
+      if (getDimWeights(d).empty())
+        unit[d] = 1;
       continue;
     }
     bool same = true;
@@ -191,6 +255,11 @@ std::string TensorDist::str() const {
     llvm::interleaveComma(unit, os);
     os << "]";
   }
+  if (!weights.empty()) {
+    os << " weights [";
+    llvm::interleaveComma(weights, os);
+    os << "]";
+  }
   if (partial) {
     os << " partial " << stringifyAggregationKind(*partial);
     if (groups > 1)
@@ -207,13 +276,14 @@ llvm::hash_code plan::hash_value(const TensorDist &dist) {
       llvm::hash_combine_range(dist.grid.begin(), dist.grid.end()),
       llvm::hash_combine_range(dist.unit.begin(), dist.unit.end()), dist.copies,
       dist.partial, dist.groups,
-      llvm::hash_combine_range(dist.devices.begin(), dist.devices.end()));
+      llvm::hash_combine_range(dist.devices.begin(), dist.devices.end()),
+      llvm::hash_combine_range(dist.weights.begin(), dist.weights.end()));
 }
 
 DistAttr plan::toAttr(MLIRContext *context, const TensorDist &dist) {
   SmallVector<int64_t, 16> devices(dist.devices.begin(), dist.devices.end());
   return DistAttr::get(context, dist.grid, dist.unit, dist.copies, dist.partial,
-                       dist.groups, devices);
+                       dist.groups, devices, dist.weights);
 }
 
 TensorDist plan::fromAttr(DistAttr attr) {
@@ -225,5 +295,6 @@ TensorDist plan::fromAttr(DistAttr attr) {
   dist.groups = attr.getGroups();
   for (int64_t d : attr.getDevices())
     dist.devices.push_back(unsigned(d));
+  dist.weights.assign(attr.getWeights().begin(), attr.getWeights().end());
   return dist;
 }

@@ -9,6 +9,8 @@
 #include "llvm/ADT/SmallSet.h"
 #include "llvm/ADT/TypeSwitch.h"
 
+#include <limits>
+
 using namespace mlir;
 using namespace mlir::tra;
 using namespace mlir::tra::plan;
@@ -84,7 +86,7 @@ static ParseResult parseDeviceList(AsmParser &parser,
 }
 
 Attribute DistAttr::parse(AsmParser &parser, Type) {
-  SmallVector<int64_t> grid, unit, devices;
+  SmallVector<int64_t> grid, unit, devices, weights;
   unsigned copies = 1, groups = 1;
   std::optional<AggregationKind> partial;
   SMLoc loc = parser.getCurrentLocation();
@@ -96,6 +98,9 @@ Attribute DistAttr::parse(AsmParser &parser, Type) {
   } else {
     unit.assign(grid.size(), 1);
   }
+  if (succeeded(parser.parseOptionalKeyword("weights")) &&
+      parseIntList(parser, weights))
+    return {};
   if (succeeded(parser.parseOptionalKeyword("partial"))) {
     StringRef kind;
     SMLoc kindLoc = parser.getCurrentLocation();
@@ -114,7 +119,7 @@ Attribute DistAttr::parse(AsmParser &parser, Type) {
       parser.parseGreater())
     return {};
   return parser.getChecked<DistAttr>(loc, parser.getContext(), grid, unit,
-                                     copies, partial, groups, devices);
+                                     copies, partial, groups, devices, weights);
 }
 
 void DistAttr::print(AsmPrinter &printer) const {
@@ -124,6 +129,11 @@ void DistAttr::print(AsmPrinter &printer) const {
   if (llvm::any_of(getUnit(), [](int64_t u) { return u != 1; })) {
     printer << " unit [";
     llvm::interleaveComma(getUnit(), printer);
+    printer << "]";
+  }
+  if (!getWeights().empty()) {
+    printer << " weights [";
+    llvm::interleaveComma(getWeights(), printer);
     printer << "]";
   }
   if (getPartial()) {
@@ -149,10 +159,25 @@ LogicalResult DistAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                ArrayRef<int64_t> grid, ArrayRef<int64_t> unit,
                                unsigned copies,
                                std::optional<AggregationKind> partial,
-                               unsigned groups, ArrayRef<int64_t> devices) {
+                               unsigned groups, ArrayRef<int64_t> devices,
+                               ArrayRef<int64_t> weights) {
   if (grid.size() != unit.size())
     return emitError() << "grid has " << grid.size() << " dimensions but unit "
                        << "has " << unit.size();
+  if (!weights.empty()) {
+    int64_t expected = 0;
+    for (int64_t g : grid)
+      expected += std::max<int64_t>(g, 0);
+    if (int64_t(weights.size()) != expected)
+      return emitError() << "expected " << expected
+                         << " weights (one per tile coordinate of every "
+                            "dimension), got "
+                         << weights.size();
+    for (int64_t w : weights)
+      if (w < 1 || w > kMaxTileWeight)
+        return emitError() << "tile weights must be in [1, " << kMaxTileWeight
+                           << "], got " << w;
+  }
   int64_t tiles = 1;
   for (auto [d, g] : llvm::enumerate(grid)) {
     if (g < 1)
@@ -225,6 +250,19 @@ DistAttr::verifyForType(ShapedType type,
                          << units << " units of " << u
                          << " elements; cannot cut it into " << g << " tiles";
   }
+  // Uneven dimensions: every tile gets at least one unit.
+  TensorDist dist = fromAttr(*this);
+  SmallVector<int64_t> shape(type.getShape());
+  for (unsigned d = 0; d < getRank(); ++d) {
+    if (dist.getDimWeights(d).empty())
+      continue;
+    for (int64_t c = 0; c < getGrid()[d]; ++c) {
+      auto [begin, end] = dist.getTileRange(shape, d, c);
+      if (begin >= end)
+        return emitError() << "the weights of dimension " << d << " leave "
+                           << "tile " << c << " of " << type << " empty";
+    }
+  }
   return success();
 }
 
@@ -237,6 +275,8 @@ Attribute SplitAttr::parse(AsmParser &parser, Type) {
   SmallVector<int64_t> counts;
   int64_t replicas = 1;
   unsigned replicaPosition = 0;
+  int64_t firstDevice = 0;
+  SmallVector<int64_t> weights;
   SMLoc loc = parser.getCurrentLocation();
   if (parser.parseLess())
     return {};
@@ -245,17 +285,29 @@ Attribute SplitAttr::parse(AsmParser &parser, Type) {
       StringRef name;
       SMLoc nameLoc = parser.getCurrentLocation();
       int64_t value;
-      if (parser.parseKeyword(&name) || parser.parseEqual() ||
-          parser.parseInteger(value))
+      if (parser.parseKeyword(&name) || parser.parseEqual())
+        return failure();
+      if (name == "weights")
+        return parseIntList(parser, weights);
+      if (parser.parseInteger(value))
         return failure();
       if (name == "replicas") {
         replicas = value;
         replicaPosition = names.size();
         return success();
       }
+      if (name == "first_device") {
+        if (value < 0 || value > std::numeric_limits<unsigned>::max())
+          return parser.emitError(nameLoc, "first_device must be a device "
+                                           "number, got ")
+                 << value;
+        firstDevice = value;
+        return success();
+      }
       if (name.size() != 1 || !llvm::isAlpha(name[0]))
-        return parser.emitError(nameLoc, "expected an index letter or "
-                                         "'replicas', got '")
+        return parser.emitError(nameLoc,
+                                "expected an index letter, 'replicas', "
+                                "'first_device' or 'weights', got '")
                << name << "'";
       names.push_back(name[0]);
       counts.push_back(value);
@@ -265,7 +317,8 @@ Attribute SplitAttr::parse(AsmParser &parser, Type) {
       return {};
   }
   return parser.getChecked<SplitAttr>(loc, parser.getContext(), names, counts,
-                                      replicas, replicaPosition);
+                                      replicas, replicaPosition,
+                                      unsigned(firstDevice), weights);
 }
 
 void SplitAttr::print(AsmPrinter &printer) const {
@@ -285,12 +338,23 @@ void SplitAttr::print(AsmPrinter &printer) const {
   }
   if (getReplicas() != 1 && getReplicaPosition() >= getCounts().size())
     printReplicas();
+  if (getFirstDevice() != 0) {
+    printer << (first ? "" : ", ") << "first_device = " << getFirstDevice();
+    first = false;
+  }
+  if (!getWeights().empty()) {
+    printer << (first ? "" : ", ") << "weights = [";
+    llvm::interleaveComma(getWeights(), printer);
+    printer << "]";
+  }
   printer << ">";
 }
 
 LogicalResult SplitAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                 StringRef indices, ArrayRef<int64_t> counts,
-                                int64_t replicas, unsigned replicaPosition) {
+                                int64_t replicas, unsigned replicaPosition,
+                                unsigned firstDevice,
+                                ArrayRef<int64_t> weights) {
   if (indices.size() != counts.size())
     return emitError() << "expected one count per index, got " << indices.size()
                        << " indices and " << counts.size() << " counts";
@@ -309,6 +373,18 @@ LogicalResult SplitAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   if (replicaPosition > counts.size())
     return emitError() << "replica position " << replicaPosition
                        << " is past the " << counts.size() << " split indices";
+  if (!weights.empty()) {
+    if (counts.size() != 1 || replicas != 1)
+      return emitError() << "weights need exactly one split index and no "
+                            "replicas";
+    if (int64_t(weights.size()) != counts[0])
+      return emitError() << "expected " << counts[0] << " weights, got "
+                         << weights.size();
+    for (int64_t w : weights)
+      if (w < 1 || w > kMaxTileWeight)
+        return emitError() << "weights must be in [1, " << kMaxTileWeight
+                           << "], got " << w;
+  }
   return success();
 }
 

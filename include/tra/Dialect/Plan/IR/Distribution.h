@@ -37,6 +37,18 @@ inline int64_t tileSize(int64_t extent, int64_t parts, int64_t unit,
          tileStart(extent, parts, unit, i);
 }
 
+/// Largest tile weight a distribution may state (keeps units * weights
+/// far from overflow).
+inline constexpr int64_t kMaxTileWeight = 1024;
+
+/// First element of tile `i` when `extent` elements are cut into
+/// `weights.size()` tiles in multiples of `unit` elements, tile j getting
+/// about weights[j] / sum(weights) of the units (tile i starts at
+/// floor(units * sum(weights[0..i)) / sum(weights)) units). Equal weights
+/// give the same boundaries as tileStart only when the units divide evenly.
+int64_t weightedTileStart(int64_t extent, int64_t unit,
+                          llvm::ArrayRef<int64_t> weights, int64_t i);
+
 /// Size of the largest tile of a dimension (tile 0 is never smaller).
 inline int64_t maxTileSize(int64_t extent, int64_t parts, int64_t unit) {
   return tileSize(extent, parts, unit, 0);
@@ -58,6 +70,15 @@ struct TensorDist {
   unsigned groups = 1;
   /// Devices of the copies, tile by tile (row-major), `copies` per tile.
   llvm::SmallVector<unsigned, 8> devices;
+  /// Uneven tiles (devices of different speeds): empty when every dimension
+  /// is cut evenly (tileStart); else, dimension after dimension, one
+  /// positive weight per tile coordinate (grid[d] entries for dimension d,
+  /// equal for a dimension cut evenly), the dimension cut by
+  /// weightedTileStart where they differ.
+  llvm::SmallVector<int64_t, 4> weights;
+
+  /// The weights of dimension `dim` (empty when it is cut evenly).
+  llvm::ArrayRef<int64_t> getDimWeights(unsigned dim) const;
 
   /// The whole tensor of rank `rank` on `devices` (one replica each).
   static TensorDist replicated(unsigned rank, llvm::ArrayRef<unsigned> devices);
@@ -102,13 +123,14 @@ struct TensorDist {
   /// The same tiles and devices without `partial` (in canonical order).
   TensorDist withoutPartial() const;
 
-  /// Short form for plans and logs: "[1, 8] unit [1, 128] on 0-7".
+  /// Short form for plans and logs: "[1, 8] unit [1, 128] on 0-7",
+  /// "[2, 1] weights [3, 1, 1] on 0,1".
   std::string str() const;
 
   bool operator==(const TensorDist &other) const {
     return grid == other.grid && unit == other.unit && copies == other.copies &&
            partial == other.partial && groups == other.groups &&
-           devices == other.devices;
+           devices == other.devices && weights == other.weights;
   }
   bool operator!=(const TensorDist &other) const { return !(*this == other); }
 };

@@ -17,6 +17,14 @@ def Plan_DistAttr : AttrDef<Plan_Dialect, "Dist"> {
     52 heads of 128 elements on 8 devices (`[8] unit [128]` of 6656) are
     tiles of 7, 7, 7, 7, 6, 6, 6, 6 heads.
 
+    `weights` cuts dimensions unevenly, for devices of different speeds:
+    one positive weight per tile coordinate of every dimension (`grid[0]`
+    entries, then `grid[1]`, ...); a dimension whose weights differ gives
+    tile `i` the units from `floor(u * W(i) / W)` to
+    `floor(u * W(i + 1) / W)`, `W(i)` the sum of its first `i` weights and
+    `W` of all. `[2, 1] weights [2, 1, 1]` gives the first row tile of a
+    300-row tensor 200 rows and the second 100.
+
     Tiles are numbered row-major by grid coordinates. `on` lists the devices
     of each tile: a flat list when each tile has one copy, or one inner list
     per tile when every tile has the same number of copies (replicas).
@@ -37,6 +45,8 @@ def Plan_DistAttr : AttrDef<Plan_Dialect, "Dist"> {
     #tra_plan.dist<[2, 1] partial sum on [[0, 1], [2, 3]]>
     // Two replicas of a 4-way split aggregation: {0..3} and {4..7} each sum.
     #tra_plan.dist<[1, 1] partial sum groups 2 on [[0, 1, 2, 3, 4, 5, 6, 7]]>
+    // Columns cut 3:1 between a fast device 0 and a slow device 1.
+    #tra_plan.dist<[1, 2] weights [1, 3, 1] on [0, 1]>
     ```
   }];
   let parameters = (ins
@@ -45,7 +55,9 @@ def Plan_DistAttr : AttrDef<Plan_Dialect, "Dist"> {
     "unsigned":$copies,
     "std::optional<::mlir::tra::AggregationKind>":$partial,
     "unsigned":$groups,
-    ArrayRefParameter<"int64_t", "devices, tile-major">:$devices
+    ArrayRefParameter<"int64_t", "devices, tile-major">:$devices,
+    OptionalArrayRefParameter<"int64_t",
+                              "tile weights per dimension (uneven tiles)">:$weights
   );
   let hasCustomAssemblyFormat = 1;
   let genVerifyDecl = 1;
@@ -86,13 +98,33 @@ def Plan_SplitAttr : AttrDef<Plan_Dialect, "Split"> {
     #tra_plan.split<replicas = 4>
     // Rows split in two; each half computed on four neighbouring devices.
     #tra_plan.split<s = 2, replicas = 4>
+    // A pipeline stage: the hidden index in four on devices 4 .. 7 (the
+    // second node of a two-node machine).
+    #tra_plan.split<f = 4, first_device = 4>
+    ```
+
+    The grid's devices are `first_device` (default 0) onwards: an
+    operation may run on a later block of devices than the first, so that
+    consecutive layers sit on different nodes (pipeline stages).
+
+    `weights` (one split index, no replicas) cuts the index unevenly, part
+    `i` getting about `weights[i] / sum(weights)` of it (as the `weights`
+    of `#tra_plan.dist`): on devices of different speeds each gets work in
+    proportion to its speed.
+
+    ```mlir
+    // The hidden index cut 3:1 between a fast device 0 and a slow device 1.
+    #tra_plan.split<f = 2, weights = [3, 1]>
     ```
   }];
   let parameters = (ins
     StringRefParameter<"split index names, outermost first">:$indices,
     ArrayRefParameter<"int64_t", "parts per split index">:$counts,
     "int64_t":$replicas,
-    "unsigned":$replicaPosition
+    "unsigned":$replicaPosition,
+    DefaultValuedParameter<"unsigned", "0">:$firstDevice,
+    OptionalArrayRefParameter<"int64_t",
+                              "weights of the parts (uneven split)">:$weights
   );
   let hasCustomAssemblyFormat = 1;
   let genVerifyDecl = 1;
