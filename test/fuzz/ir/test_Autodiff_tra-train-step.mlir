@@ -10,8 +10,8 @@
 // ADAMW-SAME: %[[X:.*]]: tensor<4x8xf16> {tra.name = "x"}, %[[W:.*]]: tensor<8x2xf32> {tra.name = "w"},
 // ADAMW-SAME: %[[M:.*]]: tensor<8x2xf32> {tra.name = "w.adam_m"}, %[[V:.*]]: tensor<8x2xf32> {tra.name = "w.adam_v"},
 // ADAMW-SAME: %[[LR:.*]]: tensor<f32> {tra.name = "lr"}, %[[STEP:.*]]: tensor<f32> {tra.name = "step"})
-// ADAMW-SAME: -> (tensor<f32> {tra.name = "loss"}, tensor<f32> {tra.name = "grad_norm"}, tensor<8x2xf32> {tra.name = "w_out"},
-// ADAMW-SAME: tensor<8x2xf32> {tra.name = "w.adam_m_out"}, tensor<8x2xf32> {tra.name = "w.adam_v_out"})
+// ADAMW-SAME: -> (tensor<f32> {tra.name = "loss"}, tensor<f32> {tra.name = "grad_norm"}, tensor<8x2xf32> {tra.carries = 1 : i64, tra.name = "w_out"},
+// ADAMW-SAME: tensor<8x2xf32> {tra.carries = 2 : i64, tra.name = "w.adam_m_out"}, tensor<8x2xf32> {tra.carries = 3 : i64, tra.name = "w.adam_v_out"})
 // ADAMW: %[[DW:.*]] = tra.einsum "sf,sd->df" mul
 // ADAMW: %[[SS:.*]] = tra.einsum "ab->" square (%[[DW]])
 // ADAMW: %[[NORM:.*]] = tra.map (%[[SS]])
@@ -37,7 +37,7 @@
 // Plain SGD keeps no state and reads no step number.
 // PLAIN-LABEL: func.func @train_step(
 // PLAIN-SAME: %{{.*}}: tensor<8x2xf32> {tra.name = "w"}, %{{.*}}: tensor<f32> {tra.name = "lr"})
-// PLAIN-SAME: -> (tensor<f32> {tra.name = "loss"}, tensor<f32> {tra.name = "grad_norm"}, tensor<8x2xf32> {tra.name = "w_out"})
+// PLAIN-SAME: -> (tensor<f32> {tra.name = "loss"}, tensor<f32> {tra.name = "grad_norm"}, tensor<8x2xf32> {tra.carries = 1 : i64, tra.name = "w_out"})
 
 // UNKNOWN: error: tra-train-step: unknown optimizer 'adam' (sgd or adamw)
 // HALF: error: tra-train-step: parameter 'x' is 'f16'; a training step keeps its parameters in f32 (or f64)

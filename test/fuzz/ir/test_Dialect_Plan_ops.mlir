@@ -42,16 +42,32 @@ func.func @annotated(%x: tensor<8x4xf32>, %w: tensor<4x4xf32>) -> tensor<8x4xf32
   return %y : tensor<8x4xf32>
 }
 
-// Split attributes: replicas anywhere among the axes; nothing split.
+// Split attributes: replicas anywhere among the axes; nothing split; a
+// later block of devices (a pipeline stage; 0 is not printed).
 // CHECK-LABEL: func.func @splits
 // CHECK: tra_plan.split = #tra_plan.split<s = 2, replicas = 4>
 // CHECK: tra_plan.split = #tra_plan.split<replicas = 4, s = 2>
 // CHECK: tra_plan.split = #tra_plan.split<>
-func.func @splits(%x: tensor<8x4xf32>) -> (tensor<8x4xf32>, tensor<8x4xf32>, tensor<8x4xf32>) {
+// CHECK: tra_plan.split = #tra_plan.split<s = 2, first_device = 6>
+// CHECK: tra_plan.split = #tra_plan.split<first_device = 3>
+// CHECK: tra_plan.split = #tra_plan.split<d = 2>
+// CHECK: tra_plan.split = #tra_plan.split<s = 2, weights = [3, 1]>
+func.func @splits(%x: tensor<8x4xf32>) -> (tensor<8x4xf32>, tensor<8x4xf32>, tensor<8x4xf32>, tensor<8x4xf32>, tensor<8x4xf32>, tensor<8x4xf32>, tensor<8x4xf32>) {
   %a = tra.einsum "sd,sd->sd" add (%x, %x) {tra_plan.split = #tra_plan.split<s = 2, replicas = 4>} : (tensor<8x4xf32>, tensor<8x4xf32>) -> tensor<8x4xf32>
   %b = tra.einsum "sd,sd->sd" add (%x, %x) {tra_plan.split = #tra_plan.split<replicas = 4, s = 2>} : (tensor<8x4xf32>, tensor<8x4xf32>) -> tensor<8x4xf32>
   %c = tra.einsum "sd,sd->sd" add (%x, %x) {tra_plan.split = #tra_plan.split<>} : (tensor<8x4xf32>, tensor<8x4xf32>) -> tensor<8x4xf32>
-  return %a, %b, %c : tensor<8x4xf32>, tensor<8x4xf32>, tensor<8x4xf32>
+  %d = tra.einsum "sd,sd->sd" add (%x, %x) {tra_plan.split = #tra_plan.split<first_device = 6, s = 2>} : (tensor<8x4xf32>, tensor<8x4xf32>) -> tensor<8x4xf32>
+  %e = tra.einsum "sd,sd->sd" add (%x, %x) {tra_plan.split = #tra_plan.split<first_device = 3>} : (tensor<8x4xf32>, tensor<8x4xf32>) -> tensor<8x4xf32>
+  %f = tra.einsum "sd,sd->sd" add (%x, %x) {tra_plan.split = #tra_plan.split<d = 2, first_device = 0>} : (tensor<8x4xf32>, tensor<8x4xf32>) -> tensor<8x4xf32>
+  %g = tra.einsum "sd,sd->sd" add (%x, %x) {tra_plan.split = #tra_plan.split<s = 2, weights = [3, 1]>} : (tensor<8x4xf32>, tensor<8x4xf32>) -> tensor<8x4xf32>
+  return %a, %b, %c, %d, %e, %f, %g : tensor<8x4xf32>, tensor<8x4xf32>, tensor<8x4xf32>, tensor<8x4xf32>, tensor<8x4xf32>, tensor<8x4xf32>, tensor<8x4xf32>
+}
+
+// Uneven tiles: 6 rows cut 2:1 (4 and 2), equal weights on the columns.
+// CHECK-LABEL: func.func @weighted_tiles
+// CHECK-SAME: #tra_plan.dist<[2, 1] weights [2, 1, 1] on [0, 1]>
+func.func @weighted_tiles(%x: tensor<6x4xf32> {tra_plan.dist = #tra_plan.dist<[2, 1] weights [2, 1, 1] on [0, 1]>}) -> tensor<6x4xf32> {
+  return %x : tensor<6x4xf32>
 }
 
 // A 0-d tensor is one tile.
@@ -59,4 +75,13 @@ func.func @splits(%x: tensor<8x4xf32>) -> (tensor<8x4xf32>, tensor<8x4xf32>, ten
 // CHECK-SAME: #tra_plan.dist<[] on {{\[\[}}0, 1, 2]]>
 func.func @scalar(%p: tensor<i64> {tra_plan.dist = #tra_plan.dist<[] on [[0, 1, 2]]>}) -> tensor<i64> {
   return %p : tensor<i64>
+}
+
+// An argument streamed from host memory keeps its tier through printing.
+// CHECK-LABEL: func.func @tiered
+// CHECK-SAME: tra_plan.tier = "host"
+// CHECK-SAME: tra_plan.tier = "disk"
+func.func @tiered(%w: tensor<4x8xf32> {tra_plan.dist = #tra_plan.dist<[1, 1] on [0]>, tra_plan.tier = "host"},
+                  %v: tensor<4x8xf32> {tra_plan.dist = #tra_plan.dist<[1, 1] on [0]>, tra_plan.tier = "disk"}) {
+  return
 }
