@@ -512,11 +512,7 @@ static SmallVector<int64_t, 4> getWeights(ArrayRef<double> speeds) {
     if (bestError <= 0.02)
       break;
   }
-  int64_t divisor = 0;
-  for (int64_t w : best)
-    divisor = std::gcd(divisor, w);
-  for (int64_t &w : best)
-    w /= divisor;
+  reduceWeights(best);
   if (llvm::all_equal(best))
     return {};
   return best;

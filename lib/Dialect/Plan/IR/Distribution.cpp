@@ -48,6 +48,15 @@ int64_t plan::weightedTileStart(int64_t extent, int64_t unit,
   return std::min(extent, startUnits * unit);
 }
 
+void plan::reduceWeights(MutableArrayRef<int64_t> weights) {
+  int64_t divisor = 0;
+  for (int64_t w : weights)
+    divisor = std::gcd(divisor, w);
+  if (divisor > 1)
+    for (int64_t &w : weights)
+      w /= divisor;
+}
+
 ArrayRef<int64_t> TensorDist::getDimWeights(unsigned dim) const {
   if (weights.empty())
     return {};
@@ -162,11 +171,7 @@ void TensorDist::canonicalize(ArrayRef<int64_t> shape) {
         std::fill(mine.begin(), mine.end(), 1);
         continue;
       }
-      int64_t divisor = 0;
-      for (int64_t w : mine)
-        divisor = std::gcd(divisor, w);
-      for (int64_t &w : mine)
-        w /= divisor;
+      reduceWeights(mine);
       uneven = true;
     }
     if (!uneven)

@@ -49,6 +49,10 @@ inline constexpr int64_t kMaxTileWeight = 1024;
 int64_t weightedTileStart(int64_t extent, int64_t unit,
                           llvm::ArrayRef<int64_t> weights, int64_t i);
 
+/// Divides `weights` by their greatest common divisor (the boundaries of
+/// weightedTileStart stay the same).
+void reduceWeights(llvm::MutableArrayRef<int64_t> weights);
+
 /// Size of the largest tile of a dimension (tile 0 is never smaller).
 inline int64_t maxTileSize(int64_t extent, int64_t parts, int64_t unit) {
   return tileSize(extent, parts, unit, 0);
