@@ -111,6 +111,11 @@ FailureOr<EntrySignature> mlir::tra::getEntrySignature(func::FuncOp entry) {
         getEntryTensor(entry, "argument", i, std::move(name), type);
     if (failed(tensor))
       return failure();
+    // A weight the plan keeps in a memory tier (ABI.h TraExecTier).
+    if (auto tier = entry.getArgAttrOfType<StringAttr>(i, "tra_plan.tier"))
+      tensor->tier = tier.getValue() == "host"   ? 1
+                     : tier.getValue() == "disk" ? 2
+                                                 : 0;
     signature.inputs.push_back(std::move(*tensor));
   }
   for (auto [i, type] : llvm::enumerate(entry.getResultTypes())) {

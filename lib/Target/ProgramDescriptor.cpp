@@ -64,7 +64,7 @@ llvm::Constant *DescriptorBuilder::tensorTable(ArrayRef<EntryTensor> tensors,
   if (tensors.empty())
     return llvm::ConstantPointerNull::get(ptrType);
   auto *infoType =
-      llvm::StructType::get(ctx, {ptrType, i64Type, i64Type, ptrType});
+      llvm::StructType::get(ctx, {ptrType, i64Type, i64Type, ptrType, i64Type});
   SmallVector<llvm::Constant *> infos;
   for (auto [i, tensor] : llvm::enumerate(tensors)) {
     std::string prefix = ("tra_exec." + kind + "." + llvm::Twine(i)).str();
@@ -79,7 +79,7 @@ llvm::Constant *DescriptorBuilder::tensorTable(ArrayRef<EntryTensor> tensors,
                             prefix + ".shape");
     infos.push_back(llvm::ConstantStruct::get(
         infoType, {name, i64(static_cast<int64_t>(tensor.elementType)),
-                   i64(tensor.shape.size()), shape}));
+                   i64(tensor.shape.size()), shape, i64(tensor.tier)}));
   }
   auto *arrayType = llvm::ArrayType::get(infoType, infos.size());
   return privateGlobal(llvm::ConstantArray::get(arrayType, infos),

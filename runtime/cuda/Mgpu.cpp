@@ -245,11 +245,13 @@ bool copyRows(const Active &active, char *dst, const char *src, int64_t width,
         return false;
     return true;
   }
+  // Unified addresses: the source may be host memory (a weight the plan
+  // keeps in host memory, sliced by a rank's fetch).
   CUDA_MEMCPY2D copy = {};
-  copy.srcMemoryType = CU_MEMORYTYPE_DEVICE;
+  copy.srcMemoryType = CU_MEMORYTYPE_UNIFIED;
   copy.srcDevice = reinterpret_cast<CUdeviceptr>(src);
   copy.srcPitch = size_t(srcPitch);
-  copy.dstMemoryType = CU_MEMORYTYPE_DEVICE;
+  copy.dstMemoryType = CU_MEMORYTYPE_UNIFIED;
   copy.dstDevice = reinterpret_cast<CUdeviceptr>(dst);
   copy.dstPitch = size_t(dstPitch);
   copy.WidthInBytes = size_t(width);

@@ -43,12 +43,10 @@ LocalModel::LocalModel(const rt::LlamaCheckpoint &checkpoint,
       accelerator(accelerator) {
   device.setAccelerator(accelerator);
   rt::computeRopeTables(p, cosTable, sinTable);
-  for (auto &[name, t] : checkpoint.weights) {
-    // Used in place from the mapped checkpoint: bring it into memory now,
-    // as loading copies would, not page by page in the first step.
-    rt::prefaultPages(t.data(), size_t(t.numElements()) * dtypeSize(t.dtype()));
+  // Used in place from the mapped checkpoint; brought into memory when a
+  // program binds them (bind), unless the plan streams them from disk.
+  for (auto &[name, t] : checkpoint.weights)
     weights[name] = &t;
-  }
   // On a GPU the caches live in device memory (prepareDevice).
   if (accelerator)
     return;
@@ -250,7 +248,15 @@ rt::Status LocalModel::bind(Program &program) {
       status = expect(path, t, t.dtype, weight.shape());
       if (!status)
         return status;
-      if (accelerator) {
+      // Brought into memory now, as loading copies would, not page by page
+      // in the first step; a weight the plan keeps on disk is read from the
+      // mapped checkpoint by each fetch instead.
+      if (t.tier != TRA_EXEC_TIER_DISK && prefaulted.insert(t.name).second)
+        rt::prefaultPages(weight.data(), size_t(weight.numElements()) *
+                                             dtypeSize(weight.dtype()));
+      // A weight the plan keeps in a memory tier stays in host memory: the
+      // program copies it to the GPU before each use (tra_comm.fetch).
+      if (accelerator && t.tier == TRA_EXEC_TIER_DEVICE) {
         rt::Result<void *> copy = deviceWeight(weight, t.name, widen);
         if (!copy)
           return rt::fileError(path, "copying '" + std::string(t.name) +

@@ -312,6 +312,10 @@ rt::Status RankModel::placeOnDevice(Step &step) {
         input ? program.inputs[tile.tensor] : program.outputs[tile.tensor];
     size_t bytes = bytesOf(tile, info);
     if (auto key = weightKeys.find(buffer); key != weightKeys.end()) {
+      // A weight the plan keeps in a memory tier stays in host memory: the
+      // program copies it to the GPU before each use (tra_comm.fetch).
+      if (input && info.tier != TRA_EXEC_TIER_DEVICE)
+        continue;
       void *&copy = deviceWeights[key->second];
       if (!copy) {
         rt::Result<void *> placed = device.buffer(buffer, bytes);

@@ -397,9 +397,14 @@ resolveOutputs(const TraExecProgram &program, const Options &options) {
 /// Prints the entry's arguments and results.
 void printSignature(const TraExecProgram &program) {
   std::printf("@%s\n", program.entryName);
-  for (int64_t i = 0; i < program.numInputs; ++i)
-    std::printf("  input  %s: %s\n", program.inputs[i].name,
-                describe(program.inputs[i]).c_str());
+  for (int64_t i = 0; i < program.numInputs; ++i) {
+    const TraExecTensorInfo &info = program.inputs[i];
+    // A weight the plan keeps in a memory tier and fetches before each use.
+    const char *tier = info.tier == TRA_EXEC_TIER_HOST   ? " (in host memory)"
+                       : info.tier == TRA_EXEC_TIER_DISK ? " (on disk)"
+                                                         : "";
+    std::printf("  input  %s: %s%s\n", info.name, describe(info).c_str(), tier);
+  }
   for (int64_t i = 0; i < program.numOutputs; ++i)
     std::printf("  output %s: %s\n", program.outputs[i].name,
                 describe(program.outputs[i]).c_str());
@@ -501,9 +506,12 @@ private:
 
 /// The buffers a program runs on: the host tensors `args` and `results`
 /// themselves or, for a GPU program (`accelerator`), device copies of the
-/// arguments and device space for the results, owned by `device`.
+/// arguments and device space for the results, owned by `device`; the
+/// arguments whose `tiers` entry is a memory tier (TraExecTier) stay in
+/// host memory, where the program fetches them from.
 Result<std::vector<void *>>
 programBuffers(std::vector<HostTensor> &args, std::vector<HostTensor> &results,
+               const std::vector<int64_t> &tiers,
                const Accelerator *accelerator,
                std::optional<DeviceBuffers> &device) {
   std::vector<void *> buffers;
@@ -515,7 +523,12 @@ programBuffers(std::vector<HostTensor> &args, std::vector<HostTensor> &results,
     return buffers;
   }
   device.emplace(*accelerator);
-  for (HostTensor &arg : args) {
+  for (size_t i = 0; i < args.size(); ++i) {
+    HostTensor &arg = args[i];
+    if (i < tiers.size() && tiers[i] != TRA_EXEC_TIER_DEVICE) {
+      buffers.push_back(const_cast<uint8_t *>(arg.data()));
+      continue;
+    }
     Result<void *> pointer = device->add(arg, /*copy=*/true);
     if (!pointer)
       return Error{"copying the inputs to " + accelerator->describe() + ": " +
@@ -586,9 +599,12 @@ Status run(const TraExecProgram &program, const Options &options,
   for (int64_t i = 0; i < program.numOutputs; ++i)
     results.push_back(HostTensor::zeros(*toDType(program.outputs[i].dtype),
                                         shapeOf(program.outputs[i])));
+  std::vector<int64_t> tiers;
+  for (int64_t i = 0; i < program.numInputs; ++i)
+    tiers.push_back(program.inputs[i].tier);
   std::optional<DeviceBuffers> device;
   Result<std::vector<void *>> placed =
-      programBuffers(args, results, accelerator, device);
+      programBuffers(args, results, tiers, accelerator, device);
   if (!placed)
     return placed.error();
   std::vector<void *> &buffers = *placed;
@@ -952,9 +968,12 @@ Result<int> runRank(const TraExecProgram &program, const Options &options,
     results.push_back(
         HostTensor::zeros(*toDType(info.dtype), tileShape(tile, info.rank)));
   }
+  std::vector<int64_t> tiers;
+  for (int64_t i = 0; i < mine.numInputs; ++i)
+    tiers.push_back(program.inputs[mine.inputs[i].tensor].tier);
   std::optional<DeviceBuffers> device;
   Result<std::vector<void *>> placed =
-      programBuffers(args, results, accelerator, device);
+      programBuffers(args, results, tiers, accelerator, device);
   if (!placed)
     return placed.error();
   std::vector<void *> &buffers = *placed;

@@ -10,7 +10,8 @@ using namespace tra;
 using namespace tra::exec;
 
 /// Succeeds if the `count` tensors at `infos` are well formed.
-static rt::Status checkTensors(const TraExecTensorInfo *infos, int64_t count) {
+static rt::Status checkTensors(const TraExecTensorInfo *infos, int64_t count,
+                               bool inputs) {
   if (count < 0 || (count && !infos))
     return rt::Error{"malformed tensor table"};
   for (int64_t i = 0; i < count; ++i) {
@@ -21,6 +22,11 @@ static rt::Status checkTensors(const TraExecTensorInfo *infos, int64_t count) {
       return rt::Error{"tensor '" + std::string(infos[i].name) +
                        "' has an unknown element type " +
                        std::to_string(infos[i].dtype)};
+    int64_t lastTier = inputs ? TRA_EXEC_TIER_DISK : TRA_EXEC_TIER_DEVICE;
+    if (infos[i].tier < TRA_EXEC_TIER_DEVICE || infos[i].tier > lastTier)
+      return rt::Error{"tensor '" + std::string(infos[i].name) +
+                       "' has an unknown memory tier " +
+                       std::to_string(infos[i].tier)};
   }
   return rt::Status::success();
 }
@@ -88,9 +94,11 @@ rt::Status tra::exec::checkDescriptor(const TraExecProgram &p) {
   if (p.device != TRA_EXEC_HOST && p.device != TRA_EXEC_CUDA)
     return rt::Error{"a program for an unknown device kind " +
                      std::to_string(p.device)};
-  if (rt::Status problem = checkTensors(p.inputs, p.numInputs); !problem.ok())
+  if (rt::Status problem = checkTensors(p.inputs, p.numInputs, true);
+      !problem.ok())
     return problem;
-  if (rt::Status problem = checkTensors(p.outputs, p.numOutputs); !problem.ok())
+  if (rt::Status problem = checkTensors(p.outputs, p.numOutputs, false);
+      !problem.ok())
     return problem;
   if (p.numRanks < 0 || (p.numRanks == 0 && !p.run) ||
       (p.numRanks > 0 && !p.ranks))
@@ -196,7 +204,7 @@ std::string ProgramLibrary::describeTierFetches() const {
   TierFetches fetches = tierFetches();
   if (fetches.empty() || runs < 1)
     return "";
-  const char *const names[] = {"host memory", "disk"};
+  const char *const names[] = {"device memory", "host memory", "disk"};
   std::string text = "fetched";
   const char *separator = " ";
   for (int tier : {TRA_EXEC_TIER_HOST, TRA_EXEC_TIER_DISK}) {

@@ -15,14 +15,17 @@
 #include <atomic>
 
 namespace {
-constexpr int kNumTiers = 2;
+/// Tiers fetched from: host memory and disk (indices TraExecTier).
+constexpr int kNumTiers = TRA_EXEC_TIER_DISK + 1;
 /// Bytes and fetches per tier since the last reset. Fetches come from the
 /// thread that runs the program; atomics keep a reader on another thread
 /// (an engine's report) well-defined.
 std::atomic<int64_t> fetchedBytes[kNumTiers];
 std::atomic<int64_t> fetchCounts[kNumTiers];
 
-bool isTier(int32_t tier) { return tier >= 0 && tier < kNumTiers; }
+bool isTier(int32_t tier) {
+  return tier == TRA_EXEC_TIER_HOST || tier == TRA_EXEC_TIER_DISK;
+}
 } // namespace
 
 extern "C" void tra_exec_tier_fetched(int64_t bytes, int32_t tier) {

@@ -43,7 +43,7 @@
 // RUN: %python %S/Inputs/tiers_check.py check %t
 // RUN: tra-compile %s --hw %t/host.json --emit=mlir --stage=bufferized | FileCheck %s --check-prefix=FETCH
 // FETCH: memref.copy %arg1, %[[W0:.*]] : memref<256x256xf32> to memref<256x256xf32>
-// FETCH-NEXT: call @tra_exec_tier_fetched(%c262144_i64, %c0_i32)
+// FETCH-NEXT: call @tra_exec_tier_fetched(%c262144_i64, %c1_i32)
 // FETCH: call @tra_exec_sgemm
 // FETCH-NEXT: memref.dealloc %[[W0]]
 // REQUIRES: mpi
@@ -60,6 +60,12 @@
 // DISK-NEXT: w1  argument 256x256xf32 disk
 // DISK: memory tiers: 4 weights live in the nodes' tiers (host memory 256.00 KiB, disk 768.00 KiB)
 // RUN: tra-compile %s --hw %t/disk.json -o %t/disk
+// The program's descriptor says where each weight is (a GPU engine keeps
+// those in host memory; a CPU one does not bring the disk's into memory).
+// RUN: %t/disk --list | FileCheck %s --check-prefix=LIST
+// LIST:      input  x: f32[64, 256]{{$}}
+// LIST-NEXT: input  w0: f32[256, 256] (in host memory)
+// LIST-NEXT: input  w1: f32[256, 256] (on disk)
 // RUN: %t/disk --input x=%t/x.npy --input w0=%t/w0.npy --input w1=%t/w1.npy --input w2=%t/w2.npy --input w3=%t/w3.npy --output y=%t/y.npy --profile 2>&1 | FileCheck %s --check-prefix=RUNDISK
 // RUNDISK: profile: fetched 262144 bytes in 1 tile from host memory per run
 // RUNDISK-NEXT: profile: fetched 786432 bytes in 3 tiles from disk per run

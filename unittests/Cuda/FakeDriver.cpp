@@ -3,8 +3,10 @@
 // Implements the driver entry points runtime/cuda resolves, on host memory:
 // device pointers are host pointers, copies are memcpy, kernels are not run
 // but recorded. FAKE_CUDA_MODE selects a failure: "no-device" (cuInit
-// fails), "old" (a CUDA 12.4 driver), "sm75" (a Turing GPU). The fake_*
-// functions let a test steer and inspect it.
+// fails), "old" (a CUDA 12.4 driver), "sm75" (a Turing GPU);
+// FAKE_CUDA_MEMORY_LIMIT=BYTES gives the device that much memory (a program
+// that allocates more gets CUDA_ERROR_OUT_OF_MEMORY). The fake_* functions
+// let a test steer and inspect it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -159,6 +161,12 @@ CUresult cuStreamSynchronize(CUstream) {
   return r;
 }
 CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t bytes) {
+  static const bool limited = [] {
+    if (const char *limit = std::getenv("FAKE_CUDA_MEMORY_LIMIT"))
+      memoryLimit = std::strtoull(limit, nullptr, 10);
+    return true;
+  }();
+  (void)limited;
   if (memoryUsed + bytes > memoryLimit)
     return CUDA_ERROR_OUT_OF_MEMORY;
   void *block = std::malloc(bytes);
@@ -189,8 +197,11 @@ CUresult cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t bytes,
   return CUDA_SUCCESS;
 }
 CUresult cuMemcpy2DAsync(const CUDA_MEMCPY2D *copy, CUstream) {
-  if (copy->srcMemoryType != CU_MEMORYTYPE_DEVICE ||
-      copy->dstMemoryType != CU_MEMORYTYPE_DEVICE ||
+  // Device or unified addresses (host memory is addressable here too).
+  auto addressable = [](CUmemorytype type) {
+    return type == CU_MEMORYTYPE_DEVICE || type == CU_MEMORYTYPE_UNIFIED;
+  };
+  if (!addressable(copy->srcMemoryType) || !addressable(copy->dstMemoryType) ||
       copy->srcPitch < copy->WidthInBytes ||
       copy->dstPitch < copy->WidthInBytes)
     return CUDA_ERROR_INVALID_VALUE;

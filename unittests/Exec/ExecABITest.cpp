@@ -241,15 +241,17 @@ TEST(TierTest, CountsFetchesPerTier) {
   tra_exec_tier_fetched(1000, TRA_EXEC_TIER_HOST);
   tra_exec_tier_fetched(24, TRA_EXEC_TIER_HOST);
   tra_exec_tier_fetched(4096, TRA_EXEC_TIER_DISK);
-  // Unknown tiers and negative sizes are ignored.
-  tra_exec_tier_fetched(7, 2);
+  // Device memory, unknown tiers and negative sizes are not counted.
+  tra_exec_tier_fetched(7, TRA_EXEC_TIER_DEVICE);
+  tra_exec_tier_fetched(7, 3);
   tra_exec_tier_fetched(7, -1);
   tra_exec_tier_fetched(-5, TRA_EXEC_TIER_HOST);
   EXPECT_EQ(tra_exec_tier_bytes(TRA_EXEC_TIER_HOST), 1024);
   EXPECT_EQ(tra_exec_tier_fetches(TRA_EXEC_TIER_HOST), 2);
   EXPECT_EQ(tra_exec_tier_bytes(TRA_EXEC_TIER_DISK), 4096);
   EXPECT_EQ(tra_exec_tier_fetches(TRA_EXEC_TIER_DISK), 1);
-  EXPECT_EQ(tra_exec_tier_bytes(2), 0);
+  EXPECT_EQ(tra_exec_tier_bytes(TRA_EXEC_TIER_DEVICE), 0);
+  EXPECT_EQ(tra_exec_tier_bytes(3), 0);
   EXPECT_EQ(tra_exec_tier_fetches(-1), 0);
   tra_exec_tier_reset();
   EXPECT_EQ(tra_exec_tier_bytes(TRA_EXEC_TIER_HOST), 0);

@@ -46,6 +46,9 @@ struct EntryTensor {
   /// Outputs: the index of the input whose buffer a caller may also pass as
   /// this output's (see `setOutputAliases`), or -1.
   int64_t aliasedInput = -1;
+  /// Inputs: where the plan keeps it (ABI.h TraExecTier: 0 device memory, 1
+  /// the node's host memory, 2 its disk; `tra_plan.tier`).
+  int64_t tier = 0;
 };
 
 /// The signature of an entry function: what the executable reads and writes.

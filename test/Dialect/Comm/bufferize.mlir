@@ -137,7 +137,7 @@ module attributes {dlti.map = #dlti.map<"MPI:Implementation" = "OpenMPI">} {
 // -----
 
 // A fetch: a fresh buffer, a copy of the tile (only the slice for a slice)
-// into it, the bytes counted for the tier (0: host, 1: disk).
+// into it, the bytes counted for the tier (1: host, 2: disk).
 module {
   // CHECK-LABEL: func.func @fetch
   // CHECK-SAME: (%[[W:[^:]*]]: memref<8x8xf32
@@ -146,12 +146,12 @@ module {
     // CHECK-NEXT: memref.copy %[[W]], %[[B]] : memref<8x8xf32, {{.*}}> to memref<8x8xf32>
     // CHECK: call @tra_exec_tier_fetched(%{{.*}}, %{{.*}}) : (i64, i32) -> ()
     // FOLD-LABEL: func.func @fetch
-    // FOLD: call @tra_exec_tier_fetched(%c256_i64, %c0_i32)
+    // FOLD: call @tra_exec_tier_fetched(%c256_i64, %c1_i32)
     %f = tra_comm.fetch %w from "host" : tensor<8x8xf32>
     %h = arith.constant dense<1.0> : tensor<8x8xbf16>
     %s = tensor.extract_slice %h[4, 0] [4, 8] [1, 1] : tensor<8x8xbf16> to tensor<4x8xbf16>
     // CHECK: memref.copy %{{.*}}, %{{.*}} : memref<4x8xbf16, strided<[8, 1], offset: 32>> to memref<4x8xbf16>
-    // FOLD: call @tra_exec_tier_fetched(%c64_i64, %c1_i32)
+    // FOLD: call @tra_exec_tier_fetched(%c64_i64, %c2_i32)
     %d = tra_comm.fetch %s from "disk" : tensor<4x8xbf16>
     return %f, %d : tensor<8x8xf32>, tensor<4x8xbf16>
   }

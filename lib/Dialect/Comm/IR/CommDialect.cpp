@@ -154,9 +154,9 @@ LogicalResult AllReduceOp::verify() { return verifyGroup(*this, getRanks()); }
 int64_t FetchOp::getTierCode(StringRef tier) {
   // ABI.h TraExecTier.
   if (tier == "host")
-    return 0;
-  if (tier == "disk")
     return 1;
+  if (tier == "disk")
+    return 2;
   return -1;
 }
 

@@ -34,6 +34,7 @@
 #include <array>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -129,6 +130,9 @@ private:
   std::vector<float> cosTable, sinTable;
   std::map<std::string, const rt::HostTensor *> weights;
   std::map<std::string, std::vector<float>> converted;
+  /// Weights brought into memory (every one a program reads from device
+  /// memory or the host tier; not those it streams from disk).
+  std::set<std::string> prefaulted;
   /// Two sets of 2 * nLayers caches; set `parity` holds the current ones.
   std::array<std::vector<std::vector<float>>, 2> caches;
   bool parity = false;

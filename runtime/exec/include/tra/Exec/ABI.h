@@ -26,7 +26,7 @@ extern "C" {
 #endif
 
 /** Version of the descriptor layout below. */
-#define TRA_EXEC_ABI_VERSION 6
+#define TRA_EXEC_ABI_VERSION 7
 
 /** Where a program runs. */
 typedef enum TraExecDevice {
@@ -47,6 +47,19 @@ typedef enum TraExecDType {
   TRA_EXEC_BOOL = 5
 } TraExecDType;
 
+/** Where the plan keeps an argument (`tra_plan.tier`). */
+typedef enum TraExecTier {
+  /** In device memory for the whole run (every result, most arguments). */
+  TRA_EXEC_TIER_DEVICE = 0,
+  /** In the node's host memory: the program copies it to the device before
+   * each operation that reads it, so on a GPU its buffer may stay in host
+   * memory (`run` takes a host pointer for it). */
+  TRA_EXEC_TIER_HOST = 1,
+  /** On the node's disk (the checkpoint): likewise, read before each use;
+   * the buffer may be a memory-mapped file not brought into memory. */
+  TRA_EXEC_TIER_DISK = 2
+} TraExecTier;
+
 /** One argument or result of the entry function: a dense row-major tensor. */
 typedef struct TraExecTensorInfo {
   /** Its `tra.name` (or "arg<i>" / "result<i>"). */
@@ -56,6 +69,8 @@ typedef struct TraExecTensorInfo {
   int64_t rank;
   /** `rank` extents. */
   const int64_t *shape;
+  /** A TraExecTier (always TRA_EXEC_TIER_DEVICE for results). */
+  int64_t tier;
 } TraExecTensorInfo;
 
 /** One tile of an entry tensor that one rank of a distributed program holds. */
@@ -202,17 +217,10 @@ void tra_exec_check_failed(const char *message);
  */
 const char *tra_exec_take_check_failure(void);
 
-/** The memory tiers of a node a plan may keep read-only tiles in
- * (`tra_plan.tier`). */
-typedef enum TraExecTier {
-  TRA_EXEC_TIER_HOST = 0,
-  TRA_EXEC_TIER_DISK = 1
-} TraExecTier;
-
 /**
  * Called by compiled code (tra_comm.fetch) after it has copied `bytes` bytes
  * of a tile kept in memory tier `tier` (a TraExecTier) to a buffer of the
- * device: counts them for the tier.
+ * device: counts them for the tier (TRA_EXEC_TIER_HOST or _DISK).
  */
 void tra_exec_tier_fetched(int64_t bytes, int32_t tier);
 /** Bytes fetched from `tier` (and the number of fetches) since the last

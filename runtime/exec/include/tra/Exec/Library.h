@@ -31,9 +31,11 @@ rt::Status checkDescriptor(const TraExecProgram &program);
 /// What a program fetched from the memory tiers of its node (tra_comm.fetch:
 /// weights its plan keeps in host memory or on disk), by TraExecTier.
 struct TierFetches {
-  int64_t bytes[2] = {0, 0};
-  int64_t tiles[2] = {0, 0};
-  bool empty() const { return tiles[0] == 0 && tiles[1] == 0; }
+  int64_t bytes[TRA_EXEC_TIER_DISK + 1] = {};
+  int64_t tiles[TRA_EXEC_TIER_DISK + 1] = {};
+  bool empty() const {
+    return tiles[TRA_EXEC_TIER_HOST] == 0 && tiles[TRA_EXEC_TIER_DISK] == 0;
+  }
 };
 
 /// A shared library compiled by tra, loaded with dlopen (RTLD_NOW: an
