@@ -41,6 +41,15 @@ static CodegenOptions stepOptions(int64_t threads, bool cuda = false) {
   return options;
 }
 
+/// "@forward (1 token per step) planned for H": how the notes on a plan of
+/// the step start.
+static std::string plannedStep(int64_t seq,
+                               const ::tra::hw::HardwareDescription &hardware) {
+  return "@forward (" + std::to_string(seq) +
+         (seq == 1 ? " token" : " tokens") + " per step) planned for " +
+         hardware.getName().str();
+}
+
 /// Notes the weights a plan of @forward keeps in the memory tiers.
 static void noteStreaming(ModuleOp planned,
                           const ::tra::hw::HardwareDescription &hardware,
@@ -54,9 +63,8 @@ static void noteStreaming(ModuleOp planned,
   double most = 0;
   for (double bytes : report.memory.streamed)
     most = std::max(most, bytes);
-  notes << "@forward (" << seq << (seq == 1 ? " token" : " tokens")
-        << " per step) planned for " << hardware.getName() << ": "
-        << summary.streamed << " weights ("
+  notes << plannedStep(seq, hardware) << ": " << summary.streamed
+        << " weights ("
         << plan::formatBytes(report.hostBytes + report.diskBytes)
         << ") live in its memory tiers, streamed each step (estimated "
         << plan::formatSeconds(report.getStepTime()) << " per step, "
@@ -69,9 +77,8 @@ static void notePipeline(const ::tra::hw::HardwareDescription &hardware,
                          llvm::raw_ostream &notes) {
   if (summary.stages.empty())
     return;
-  notes << "@forward (" << seq << (seq == 1 ? " token" : " tokens")
-        << " per step) planned for " << hardware.getName() << " in "
-        << summary.stages.size() << " pipeline stages:";
+  notes << plannedStep(seq, hardware) << " in " << summary.stages.size()
+        << " pipeline stages:";
   for (auto [i, stage] : llvm::enumerate(summary.stages))
     notes << (i ? "; " : " ") << "devices " << stage.getDevicesText();
   notes << "\n";

@@ -385,10 +385,8 @@ double plan::getChoiceTime(const IndexSpace &space, const SplitChoice &choice,
       int64_t parts = choice.getParts(i);
       ArrayRef<int64_t> weights = choice.getWeights(i);
       if (!weights.empty())
-        extents[i] = weightedTileStart(space.extents[i], space.units[i],
-                                       weights, coords[i] + 1) -
-                     weightedTileStart(space.extents[i], space.units[i],
-                                       weights, coords[i]);
+        extents[i] = weightedTileSize(space.extents[i], space.units[i], weights,
+                                      coords[i]);
       else
         extents[i] = parts > 1 ? tileSize(space.extents[i], parts,
                                           space.units[i], coords[i])
@@ -550,10 +548,8 @@ static void addUnevenChoices(const IndexSpace &space, const CostModel &model,
       // Every part gets at least one unit.
       bool fits = true;
       for (unsigned i = 0; i < count && fits; ++i)
-        fits = weightedTileStart(space.extents[index], space.units[index],
-                                 weights, i) <
-               weightedTileStart(space.extents[index], space.units[index],
-                                 weights, i + 1);
+        fits = weightedTileSize(space.extents[index], space.units[index],
+                                weights, i) > 0;
       if (!fits)
         continue;
       SplitChoice choice;

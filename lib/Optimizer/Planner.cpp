@@ -311,13 +311,24 @@ std::string PipelineStage::getDevicesText() const {
   return formatDeviceSet(devices);
 }
 
-/// The stages of `func` on `model`'s nodes cut into `numStages` groups of
-/// consecutive nodes: the operations in program order, cut where the
-/// compute done so far (each operation's time on one device of the first
-/// stage) reaches the stages' share of the peak flop/s. Empty when some
-/// stage would get no operation.
+/// The work of each operation of `func` in program order: its time on one
+/// device (0 for operations the optimizer does not look into).
+static std::vector<double> getOperationWork(func::FuncOp func,
+                                            const CostModel &model) {
+  std::vector<double> work;
+  for (Operation &op : func.getBody().front().without_terminator()) {
+    std::optional<IndexSpace> space = getIndexSpace(&op);
+    work.push_back(space ? getChoiceTime(*space, SplitChoice(), model) : 0.0);
+  }
+  return work;
+}
+
+/// The stages of the operations of `work` (getOperationWork) on `model`'s
+/// nodes cut into `numStages` groups of consecutive nodes: the operations
+/// in program order, cut where the work done so far reaches the stages'
+/// share of the peak flop/s. Empty when some stage would get no operation.
 static std::vector<PipelineStage>
-cutStages(func::FuncOp func, const CostModel &model, unsigned numStages) {
+cutStages(ArrayRef<double> work, const CostModel &model, unsigned numStages) {
   const auto &hardware = model.getHardware();
   unsigned nodesPerStage = hardware.numNodes() / numStages;
   std::vector<PipelineStage> stages(numStages);
@@ -334,20 +345,14 @@ cutStages(func::FuncOp func, const CostModel &model, unsigned numStages) {
     }
     totalCapacity += capacity[s];
   }
-  // The work of each operation, in program order.
-  std::vector<double> work;
-  for (Operation &op : func.getBody().front().without_terminator()) {
-    std::optional<IndexSpace> space = getIndexSpace(&op);
-    work.push_back(space ? getChoiceTime(*space, SplitChoice(), model) : 0.0);
-  }
   double total = 0;
   for (double w : work)
     total += w;
   if (total <= 0 || totalCapacity <= 0 || work.size() < numStages)
     return {};
   double done = 0, share = 0;
-  unsigned stage = 0, op = 0;
-  for (; stage < numStages; ++stage) {
+  unsigned op = 0;
+  for (unsigned stage = 0; stage < numStages; ++stage) {
     share += capacity[stage] / totalCapacity;
     stages[stage].firstOp = op;
     // The last stage takes the rest; the others up to their share, at
@@ -393,10 +398,11 @@ attemptPipelines(func::FuncOp func, const CostModel &model,
     return chosen;
   double fastest = best.getFitting() ? best.summary.estimatedTime
                                      : std::numeric_limits<double>::infinity();
+  std::vector<double> work = getOperationWork(func, model);
   for (unsigned numStages = 2; numStages <= numNodes; ++numStages) {
     if (numNodes % numStages)
       continue;
-    std::vector<PipelineStage> stages = cutStages(func, model, numStages);
+    std::vector<PipelineStage> stages = cutStages(work, model, numStages);
     if (stages.empty())
       continue;
     llvm::Expected<Attempt> attempt =

@@ -3,6 +3,8 @@
 
 #include "tra/Target/EntrySignature.h"
 
+#include "tra/Dialect/Comm/IR/Comm.h"
+#include "tra/Dialect/Plan/IR/PlanDialect.h"
 #include "tra/Transforms/Passes.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
@@ -112,10 +114,10 @@ FailureOr<EntrySignature> mlir::tra::getEntrySignature(func::FuncOp entry) {
     if (failed(tensor))
       return failure();
     // A weight the plan keeps in a memory tier (ABI.h TraExecTier).
-    if (auto tier = entry.getArgAttrOfType<StringAttr>(i, "tra_plan.tier"))
-      tensor->tier = tier.getValue() == "host"   ? 1
-                     : tier.getValue() == "disk" ? 2
-                                                 : 0;
+    if (auto tier = entry.getArgAttrOfType<StringAttr>(
+            i, plan::PlanDialect::kTierAttrName))
+      tensor->tier =
+          std::max<int64_t>(0, comm::FetchOp::getTierCode(tier.getValue()));
     signature.inputs.push_back(std::move(*tensor));
   }
   for (auto [i, type] : llvm::enumerate(entry.getResultTypes())) {

@@ -207,6 +207,28 @@ TEST(OutputAliases, CheckDescriptor) {
   EXPECT_TRUE(tra::exec::checkDescriptor(fake.p).ok());
 }
 
+// Inputs may live in a memory tier (host memory or disk); outputs are in
+// device memory, and unknown tiers are refused.
+TEST(OutputAliases, MemoryTiers) {
+  FakeProgram fake;
+  fake.inputs[0].tier = TRA_EXEC_TIER_HOST;
+  fake.inputs[1].tier = TRA_EXEC_TIER_DISK;
+  EXPECT_TRUE(tra::exec::checkDescriptor(fake.p).ok());
+  fake.inputs[1].tier = 3;
+  tra::rt::Status status = tra::exec::checkDescriptor(fake.p);
+  ASSERT_FALSE(status.ok());
+  EXPECT_NE(status.message().find("tensor 'b' has an unknown memory tier 3"),
+            std::string::npos)
+      << status.message();
+  fake.inputs[1].tier = TRA_EXEC_TIER_DEVICE;
+  fake.outputs[0].tier = TRA_EXEC_TIER_HOST;
+  status = tra::exec::checkDescriptor(fake.p);
+  ASSERT_FALSE(status.ok());
+  EXPECT_NE(status.message().find("tensor 'x' has an unknown memory tier 1"),
+            std::string::npos)
+      << status.message();
+}
+
 TEST(OutputAliases, StaleDescriptorIsRefused) {
   FakeProgram fake;
   fake.p.abiVersion = TRA_EXEC_ABI_VERSION - 1;

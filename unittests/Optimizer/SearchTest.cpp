@@ -195,6 +195,18 @@ TEST_F(SearchTest, MatchesExhaustiveEnumeration) {
   EXPECT_EQ(beamOptimal, compared);
 }
 
+/// Checks the exact search against enumeration on `problem`; false when
+/// there are too many combinations to enumerate.
+bool matchesEnumeration(PlanProblem &problem, int trial) {
+  std::optional<SearchResult> best = searchExhaustive(problem, 0.0, 2e6);
+  if (!best)
+    return false;
+  SearchResult exact = searchPlan(problem, {/*beam=*/0, /*lambda=*/0});
+  EXPECT_NEAR(exact.cost, best->cost, 1e-9 * best->cost + 1e-15)
+      << "trial " << trial;
+  return true;
+}
+
 // With pipeline stages (each operation restricted to the devices of one
 // node, the first half of the operations on node 0 and the rest on node 1),
 // the search is still exact; every choice of a stage lies on its devices.
@@ -227,13 +239,7 @@ TEST_F(SearchTest, StagesMatchExhaustiveEnumeration) {
             EXPECT_LT(device, block.first + block.count);
           }
     }
-    std::optional<SearchResult> best = searchExhaustive(**problem, 0.0, 2e6);
-    if (!best)
-      continue;
-    ++compared;
-    SearchResult exact = searchPlan(**problem, {/*beam=*/0, /*lambda=*/0});
-    EXPECT_NEAR(exact.cost, best->cost, 1e-9 * best->cost + 1e-15)
-        << "trial " << trial;
+    compared += matchesEnumeration(**problem, trial);
   }
   EXPECT_GE(compared, 40u);
 }
@@ -257,13 +263,7 @@ TEST_F(SearchTest, UnevenSplitsMatchExhaustiveEnumeration) {
           EXPECT_EQ(split.weights,
                     (SmallVector<int64_t, 4>{trial % 2 ? 3 : 2, 1}));
         }
-    std::optional<SearchResult> best = searchExhaustive(**problem, 0.0, 2e6);
-    if (!best)
-      continue;
-    ++compared;
-    SearchResult exact = searchPlan(**problem, {/*beam=*/0, /*lambda=*/0});
-    EXPECT_NEAR(exact.cost, best->cost, 1e-9 * best->cost + 1e-15)
-        << "trial " << trial;
+    compared += matchesEnumeration(**problem, trial);
   }
   EXPECT_GE(compared, 40u);
   EXPECT_GT(uneven, 0u);

@@ -18,6 +18,9 @@ import sys
 
 import numpy as np
 
+# The same MLP (matmul, ReLU, ...) as tiers.mlir's: one float64 reference.
+from tiers_check import reference
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__)))))
 DIM = 512
@@ -61,15 +64,6 @@ def hetero(out, ratio):
                       "latency": 1e-6}]
     with open(out, "w") as f:
         json.dump(hw, f)
-
-
-def reference(x, ws):
-    h = x
-    for i, w in enumerate(ws):
-        h = h @ w
-        if i + 1 < len(ws):
-            h = np.maximum(h, 0.0)
-    return h
 
 
 def main():

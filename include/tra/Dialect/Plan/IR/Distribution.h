@@ -49,6 +49,13 @@ inline constexpr int64_t kMaxTileWeight = 1024;
 int64_t weightedTileStart(int64_t extent, int64_t unit,
                           llvm::ArrayRef<int64_t> weights, int64_t i);
 
+/// Number of elements of tile `i` (see weightedTileStart).
+inline int64_t weightedTileSize(int64_t extent, int64_t unit,
+                                llvm::ArrayRef<int64_t> weights, int64_t i) {
+  return weightedTileStart(extent, unit, weights, i + 1) -
+         weightedTileStart(extent, unit, weights, i);
+}
+
 /// Divides `weights` by their greatest common divisor (the boundaries of
 /// weightedTileStart stay the same).
 void reduceWeights(llvm::MutableArrayRef<int64_t> weights);
