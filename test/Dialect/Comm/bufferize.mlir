@@ -156,3 +156,51 @@ module {
     return %f, %d : tensor<8x8xf32>, tensor<4x8xbf16>
   }
 }
+
+// -----
+
+// A non-blocking fetch: a fresh buffer that tra_exec_fetch_start fills
+// from the tile (sizes, then the strides of the buffer and of the tile; a
+// slice's strides are the argument's), the bytes counted when it starts;
+// its wait is tra_exec_fetch_wait, in place on the buffer, which the
+// reader then reads.
+module {
+  // CHECK-LABEL: func.func @ifetch
+  // FOLD-LABEL: func.func @ifetch
+  func.func @ifetch(%w: tensor<8x8xf32>, %x: tensor<8x8xf32>) -> (tensor<8x8xf32>, tensor<4x2xf32>) {
+    // CHECK: %[[B:.*]] = memref.alloc() : memref<8x8xf32>
+    // CHECK: %[[H:.*]] = call @tra_exec_fetch_start(%{{.*}}) : (!llvm.ptr, !llvm.ptr, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64) -> i64
+    // CHECK: call @tra_exec_tier_fetched(
+    // FOLD: call @tra_exec_fetch_start(%{{.*}}, %{{.*}}, %c4_i64, %c2_i64, %c8_i64, %c8_i64, %c1_i64, %c1_i64, %c8_i64, %c1_i64, %c0_i64, %c0_i64, %{{.*}}, %{{.*}}, %c0_i64, %c0_i64)
+    // FOLD: call @tra_exec_tier_fetched(%c256_i64, %c1_i32)
+    %b, %r = tra_comm.ifetch %w from "host" : tensor<8x8xf32>
+    %s = tensor.extract_slice %x[4, 2] [4, 2] [1, 1] : tensor<8x8xf32> to tensor<4x2xf32>
+    // FOLD: call @tra_exec_fetch_start(%{{.*}}, %{{.*}}, %c4_i64, %c2_i64, %c4_i64, %c2_i64, %c1_i64, %c1_i64, %c2_i64, %c1_i64, %c0_i64, %c0_i64, %{{.*}}, %{{.*}}, %c0_i64, %c0_i64)
+    // FOLD: call @tra_exec_tier_fetched(%c32_i64, %c2_i32)
+    %sb, %sr = tra_comm.ifetch %s from "disk" : tensor<4x2xf32>
+    // CHECK: %[[C:.*]] = builtin.unrealized_conversion_cast %{{.*}} : !tra_comm.request to i64
+    // CHECK-NEXT: call @tra_exec_fetch_wait(%[[C]]) : (i64) -> ()
+    %f = tra_comm.wait %r, %b : tensor<8x8xf32> -> tensor<8x8xf32>
+    // CHECK: call @tra_exec_fetch_wait(
+    %g = tra_comm.wait %sr, %sb : tensor<4x2xf32> -> tensor<4x2xf32>
+    // CHECK-NOT: memref.copy
+    // CHECK: return %[[B]], %{{.*}} : memref<8x8xf32>, memref<4x2xf32>
+    return %f, %g : tensor<8x8xf32>, tensor<4x2xf32>
+  }
+}
+
+// -----
+
+// On a GPU the fetch is runtime/cuda's (a copy stream), with the same
+// arguments.
+module attributes {tra_comm.device = "cuda"} {
+  // CHECK-LABEL: func.func @gpu_ifetch
+  func.func @gpu_ifetch(%w: tensor<8x8xbf16>) -> tensor<8x8xbf16> {
+    // CHECK: call @tra_cuda_fetch_start(
+    // CHECK: call @tra_exec_tier_fetched(
+    // CHECK: call @tra_cuda_fetch_wait(
+    %b, %r = tra_comm.ifetch %w from "host" : tensor<8x8xbf16>
+    %f = tra_comm.wait %r, %b : tensor<8x8xbf16> -> tensor<8x8xbf16>
+    return %f : tensor<8x8xbf16>
+  }
+}

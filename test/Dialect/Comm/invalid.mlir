@@ -205,3 +205,69 @@ func.func @fetch_dynamic(%w: tensor<?xf32>) -> tensor<?xf32> {
   %f = tra_comm.fetch %w from "host" : tensor<?xf32>
   return %f : tensor<?xf32>
 }
+
+// -----
+
+func.func @ifetch_tier(%w: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{tier 'gpu' is not a memory tier ("host" or "disk")}}
+  %b, %r = tra_comm.ifetch %w from "gpu" : tensor<4xf32>
+  %f = tra_comm.wait %r, %b : tensor<4xf32> -> tensor<4xf32>
+  return %f : tensor<4xf32>
+}
+
+// -----
+
+// The copy reads its input until the wait: only arguments (and slices of
+// them), which nothing writes, may be fetched without blocking.
+func.func @ifetch_computed(%w: tensor<4xf32>) -> tensor<4xf32> {
+  %x = arith.addf %w, %w : tensor<4xf32>
+  // expected-error @+1 {{input must be a function argument or a slice of one, of 1 to 4 dimensions}}
+  %b, %r = tra_comm.ifetch %x from "host" : tensor<4xf32>
+  %f = tra_comm.wait %r, %b : tensor<4xf32> -> tensor<4xf32>
+  return %f : tensor<4xf32>
+}
+
+// -----
+
+func.func @ifetch_rank(%w: tensor<1x1x1x1x4xf32>) -> tensor<1x1x1x1x4xf32> {
+  // expected-error @+1 {{input must be a function argument or a slice of one, of 1 to 4 dimensions}}
+  %b, %r = tra_comm.ifetch %w from "host" : tensor<1x1x1x1x4xf32>
+  %f = tra_comm.wait %r, %b : tensor<1x1x1x1x4xf32> -> tensor<1x1x1x1x4xf32>
+  return %f : tensor<1x1x1x1x4xf32>
+}
+
+// -----
+
+func.func @ifetch_unwaited(%w: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{request must be completed by exactly one tra_comm.wait}}
+  %b, %r = tra_comm.ifetch %w from "host" : tensor<4xf32>
+  return %w : tensor<4xf32>
+}
+
+// -----
+
+func.func @ifetch_read_early(%w: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{the fetched tensor may only be used by the tra_comm.wait of its request}}
+  %b, %r = tra_comm.ifetch %w from "host" : tensor<4xf32>
+  %x = arith.addf %b, %b : tensor<4xf32>
+  %f = tra_comm.wait %r, %b : tensor<4xf32> -> tensor<4xf32>
+  return %x : tensor<4xf32>
+}
+
+// -----
+
+func.func @ifetch_wait_other(%w: tensor<4xf32>, %v: tensor<4xf32>) -> tensor<4xf32> {
+  %b, %r = tra_comm.ifetch %w from "host" : tensor<4xf32>
+  // expected-error @+1 {{waits for a fetch into another tensor; expected the tra_comm.ifetch's result}}
+  %f = tra_comm.wait %r, %v : tensor<4xf32> -> tensor<4xf32>
+  return %f : tensor<4xf32>
+}
+
+// -----
+
+func.func @ifetch_wait_no_result(%w: tensor<4xf32>) {
+  %b, %r = tra_comm.ifetch %w from "host" : tensor<4xf32>
+  // expected-error @+1 {{completes a fetch and must return the fetched tensor}}
+  tra_comm.wait %r, %b : tensor<4xf32>
+  return
+}

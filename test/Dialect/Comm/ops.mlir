@@ -56,3 +56,18 @@ func.func @fetch(%w: tensor<8x8xbf16>) -> (tensor<8x8xbf16>, tensor<8x8xbf16>) {
   %d = tra_comm.fetch %w from "disk" : tensor<8x8xbf16>
   return %h, %d : tensor<8x8xbf16>, tensor<8x8xbf16>
 }
+
+// The same without blocking: started, then waited for; of an argument or
+// of a slice of one.
+// CHECK-LABEL: func.func @ifetch
+func.func @ifetch(%w: tensor<8x8xf32>) -> (tensor<8x8xf32>, tensor<2x8xf32>) {
+  // CHECK: %[[B:.*]], %[[R:.*]] = tra_comm.ifetch %{{.*}} from "host" : tensor<8x8xf32>
+  %b, %r = tra_comm.ifetch %w from "host" : tensor<8x8xf32>
+  %s = tensor.extract_slice %w[2, 0] [2, 8] [1, 1] : tensor<8x8xf32> to tensor<2x8xf32>
+  // CHECK: tra_comm.ifetch %{{.*}} from "disk" : tensor<2x8xf32>
+  %sb, %sr = tra_comm.ifetch %s from "disk" : tensor<2x8xf32>
+  // CHECK: tra_comm.wait %[[R]], %[[B]] : tensor<8x8xf32> -> tensor<8x8xf32>
+  %f = tra_comm.wait %r, %b : tensor<8x8xf32> -> tensor<8x8xf32>
+  %g = tra_comm.wait %sr, %sb : tensor<2x8xf32> -> tensor<2x8xf32>
+  return %f, %g : tensor<8x8xf32>, tensor<2x8xf32>
+}

@@ -23,6 +23,12 @@
 // A fetch (a tile kept in a memory tier, brought to the device) is a fresh
 // buffer, a memref.copy into it and a call of the executable runtime that
 // counts the bytes (tra_exec_tier_fetched), on the host and on a GPU alike.
+// A non-blocking fetch hands the copy to the runtime instead, with the
+// sizes and strides of both buffers: `tra_exec_fetch_start` (a copy thread
+// of the executable runtime) or, on a GPU, `tra_cuda_fetch_start` (a copy
+// stream), returning a handle for `tra_exec_fetch_wait` /
+// `tra_cuda_fetch_wait`. Its buffer is written until the wait, which
+// bufferizes in place on it, as for a receive.
 //
 // In a module whose tiles live in GPU memory (`tra_comm.device = "cuda"`)
 // every move is instead a call of runtime/cuda with the same arguments
@@ -193,6 +199,26 @@ SmallVector<Value> pointToPointArgs(OpBuilder &b, Location loc, Value buffer,
   int64_t bytes = type.getNumElements() * elementBytes(type.getElementType());
   return {elementPointer(b, loc, buffer), i64Constant(b, loc, bytes),
           i32Constant(b, loc, peer), i32Constant(b, loc, tag)};
+}
+
+/// The runtime function for `call` ("start", "wait") of a non-blocking
+/// fetch: the executable runtime's (tra/Exec/ABI.h) on the host,
+/// runtime/cuda's (tra/Cuda/ABI.h, same arguments) on a GPU.
+std::string fetchRuntimeName(Operation *op, StringRef call) {
+  return ((onGpu(op) ? "tra_cuda_fetch_" : "tra_exec_fetch_") + call).str();
+}
+
+/// Whether `request` is a non-blocking fetch's, before or after the
+/// tra_comm.ifetch was bufferized (then it is the handle its start call
+/// returned).
+bool isFetchRequest(Value request) {
+  if (request.getDefiningOp<IFetchOp>())
+    return true;
+  auto cast = request.getDefiningOp<UnrealizedConversionCastOp>();
+  if (!cast || cast->getNumOperands() != 1)
+    return false;
+  auto call = cast->getOperand(0).getDefiningOp<func::CallOp>();
+  return call && call.getCallee() == fetchRuntimeName(call, "start");
 }
 
 /// The runtime's handle for a request, and back.
@@ -585,7 +611,10 @@ struct WaitOpModel
         getBuffer(rewriter, wait.getTensor(), options, state);
     if (failed(buffer))
       return failure();
-    if (failed(callRuntime(rewriter, op, runtimeName(op, "wait"),
+    std::string callee = isFetchRequest(wait.getRequest())
+                             ? fetchRuntimeName(op, "wait")
+                             : runtimeName(op, "wait");
+    if (failed(callRuntime(rewriter, op, callee,
                            handleOf(rewriter, loc, wait.getRequest()))))
       return failure();
     if (wait.getResult())
@@ -622,6 +651,63 @@ struct FetchOpModel : public CommOpModel<FetchOpModel, FetchOp> {
                                      FetchOp::getTierCode(fetch.getTier()))})))
       return failure();
     replaceOpWithBufferizedValues(rewriter, op, result);
+    return success();
+  }
+};
+
+/// A non-blocking fetch: a fresh buffer that the runtime's fetch start
+/// fills from the tile, a copy of up to IFetchOp::kMaxRank strided
+/// dimensions (sizes, then the strides of the buffer and of the tile, in
+/// elements; unused trailing dimensions of size 1), counted for the tier
+/// when it starts.
+struct IFetchOpModel : public CommOpModel<IFetchOpModel, IFetchOp> {
+  LogicalResult bufferize(Operation *op, RewriterBase &rewriter,
+                          const BufferizationOptions &options,
+                          BufferizationState &state) const {
+    auto fetch = cast<IFetchOp>(op);
+    Location loc = op->getLoc();
+    FailureOr<Value> source =
+        getBuffer(rewriter, fetch.getInput(), options, state);
+    if (failed(source))
+      return failure();
+    auto type = fetch.getResult().getType();
+    Value result = allocate(rewriter, loc, type);
+    int64_t rank = type.getRank();
+    if (rank < 1 || rank > IFetchOp::kMaxRank)
+      return op->emitOpError("fetches tiles of 1 to ")
+             << IFetchOp::kMaxRank << " dimensions";
+    Type i64 = rewriter.getI64Type();
+    auto asI64 = [&](Value index) -> Value {
+      return arith::IndexCastOp::create(rewriter, loc, i64, index);
+    };
+    auto targetShape =
+        memref::ExtractStridedMetadataOp::create(rewriter, loc, result);
+    auto sourceShape =
+        memref::ExtractStridedMetadataOp::create(rewriter, loc, *source);
+    int64_t elementSize = elementBytes(type.getElementType());
+    SmallVector<Value> args = {elementPointer(rewriter, loc, result),
+                               elementPointer(rewriter, loc, *source),
+                               i64Constant(rewriter, loc, elementSize),
+                               i64Constant(rewriter, loc, rank)};
+    for (int64_t d = 0; d < IFetchOp::kMaxRank; ++d)
+      args.push_back(d < rank ? asI64(targetShape.getSizes()[d])
+                              : i64Constant(rewriter, loc, 1));
+    for (auto shape : {targetShape, sourceShape})
+      for (int64_t d = 0; d < IFetchOp::kMaxRank; ++d)
+        args.push_back(d < rank ? asI64(shape.getStrides()[d])
+                                : i64Constant(rewriter, loc, 0));
+    FailureOr<func::CallOp> call =
+        callRuntime(rewriter, op, fetchRuntimeName(op, "start"), args, i64);
+    if (failed(call))
+      return failure();
+    if (failed(callRuntime(
+            rewriter, op, "tra_exec_tier_fetched",
+            {i64Constant(rewriter, loc, type.getNumElements() * elementSize),
+             i32Constant(rewriter, loc,
+                         FetchOp::getTierCode(fetch.getTier()))})))
+      return failure();
+    replaceOpWithBufferizedValues(
+        rewriter, op, {result, requestOf(rewriter, loc, call->getResult(0))});
     return success();
   }
 };
@@ -670,6 +756,7 @@ void mlir::tra::comm::registerBufferizableOpInterfaceExternalModels(
     IRecvOp::attachInterface<IRecvOpModel>(*ctx);
     WaitOp::attachInterface<WaitOpModel>(*ctx);
     FetchOp::attachInterface<FetchOpModel>(*ctx);
+    IFetchOp::attachInterface<IFetchOpModel>(*ctx);
   });
   registry.addExtension(+[](MLIRContext *ctx, mpi::MPIDialect *) {
     mpi::SendOp::attachInterface<MPIEffectsModel<mpi::SendOp>>(*ctx);

@@ -3,6 +3,7 @@
 #include "tra/Dialect/Comm/IR/Comm.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/DialectImplementation.h"
@@ -88,17 +89,25 @@ LogicalResult ISendOp::verify() {
   return verifyWaitedOnce(*this, getRequest());
 }
 
-LogicalResult IRecvOp::verify() {
-  if (failed(verifyPeer(*this, getPeer())) ||
-      failed(verifyWaitedOnce(*this, getRequest())))
+/// Checks that the tile `result` of `op`, in flight until the wait of
+/// `request`, has no other use.
+static LogicalResult verifyOnlyWaited(Operation *op, Value result,
+                                      Value request, StringRef what) {
+  if (failed(verifyWaitedOnce(op, request)))
     return failure();
-  // The tile is in flight until the wait: nothing else may look at it.
-  Operation *wait = *getRequest().getUsers().begin();
-  for (Operation *user : getResult().getUsers())
+  Operation *wait = *request.getUsers().begin();
+  for (Operation *user : result.getUsers())
     if (user != wait)
-      return emitOpError("the received tensor may only be used by the "
-                         "tra_comm.wait of its request");
+      return op->emitOpError("the ")
+             << what << " tensor may only be used by the tra_comm.wait of "
+             << "its request";
   return success();
+}
+
+LogicalResult IRecvOp::verify() {
+  if (failed(verifyPeer(*this, getPeer())))
+    return failure();
+  return verifyOnlyWaited(*this, getResult(), getRequest(), "received");
 }
 
 LogicalResult WaitOp::verify() {
@@ -118,6 +127,14 @@ LogicalResult WaitOp::verify() {
                          "the tra_comm.irecv's result");
     if (!result)
       return emitOpError("completes a receive and must return the received "
+                         "tensor");
+  }
+  if (auto fetch = getRequest().getDefiningOp<IFetchOp>()) {
+    if (tensor != fetch.getResult())
+      return emitOpError("waits for a fetch into another tensor; expected "
+                         "the tra_comm.ifetch's result");
+    if (!result)
+      return emitOpError("completes a fetch and must return the fetched "
                          "tensor");
   }
   if (result && result.getType() != tensor.getType())
@@ -165,6 +182,32 @@ LogicalResult FetchOp::verify() {
     return emitOpError("tier '")
            << getTier() << "' is not a memory tier (\"host\" or \"disk\")";
   return success();
+}
+
+bool IFetchOp::isFetchable(Value input) {
+  auto type = dyn_cast<RankedTensorType>(input.getType());
+  if (!type || !type.hasStaticShape() || type.getRank() < 1 ||
+      type.getRank() > kMaxRank)
+    return false;
+  // The copy reads the input until the wait: only a function's arguments
+  // (the tiles of memory tiers), which the function never writes, are
+  // known to stay unchanged that long.
+  if (auto slice = input.getDefiningOp<tensor::ExtractSliceOp>())
+    input = slice.getSource();
+  auto arg = dyn_cast<BlockArgument>(input);
+  return arg && arg.getOwner()->isEntryBlock() &&
+         isa<FunctionOpInterface>(arg.getOwner()->getParentOp());
+}
+
+LogicalResult IFetchOp::verify() {
+  if (FetchOp::getTierCode(getTier()) < 0)
+    return emitOpError("tier '")
+           << getTier() << "' is not a memory tier (\"host\" or \"disk\")";
+  if (!isFetchable(getInput()))
+    return emitOpError("input must be a function argument or a slice of "
+                       "one, of 1 to ")
+           << kMaxRank << " dimensions";
+  return verifyOnlyWaited(*this, getResult(), getRequest(), "fetched");
 }
 
 LogicalResult ReduceScatterOp::verify() {

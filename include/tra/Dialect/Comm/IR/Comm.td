@@ -38,11 +38,14 @@ def Comm_Dialect : Dialect {
       group of ranks; every member gets the result;
     * `tra_comm.reduce_scatter`: combine them and leave member `j` with the
       `j`-th slice along one dimension;
-    * `tra_comm.fetch`: bring a tile the plan keeps in a memory tier of the
-      node (host memory or disk, `tra_plan.tier`) to the device, into a
-      buffer of its own, right before the operation that reads it. Unlike
-      the moves above it involves no other rank, so it also appears in the
-      one-device programs (`tra-fetch-tiers` inserts it).
+    * `tra_comm.ifetch` / `tra_comm.wait`: bring a tile the plan keeps in a
+      memory tier of the node (host memory or disk, `tra_plan.tier`) to the
+      device, into a buffer of its own, without blocking: started while the
+      previous reader of a streamed tile computes, waited right before the
+      operation that reads it. Unlike the moves above it involves no other
+      rank, so it also appears in the one-device programs
+      (`tra-fetch-tiers` inserts it);
+    * `tra_comm.fetch`: the same, blocking, right before the reader.
 
     The operations bufferize (one-shot bufferization) straight to the
     upstream `mpi` dialect where it can express and lower them (`mpi.send`,
@@ -65,7 +68,13 @@ def Comm_Dialect : Dialect {
     it (on a GPU a copy to device memory, on the process's stream) and a
     call of the executable runtime, `tra_exec_tier_fetched`
     (`runtime/exec/include/tra/Exec/ABI.h`), which counts the bytes each
-    tier gave, for the program's profile and the engine's report.
+    tier gave, for the program's profile and the engine's report. A
+    non-blocking fetch bufferizes to a fresh buffer and
+    `tra_exec_fetch_start`, which hands the copy to the runtime's copy
+    thread and returns a handle that the wait passes to
+    `tra_exec_fetch_wait`; on a GPU to `tra_cuda_fetch_start` /
+    `tra_cuda_fetch_wait` (a copy on a second stream, which the process's
+    stream waits for with an event), with the same counting call.
 
     A per-rank function carries `tra_comm.rank` (its rank) and
     `tra_comm.num_ranks` (the ranks of the job).
@@ -93,8 +102,9 @@ class Comm_Type<string name, string typeMnemonic>
 def Comm_RequestType : Comm_Type<"Request", "request"> {
   let summary = "a non-blocking move in flight";
   let description = [{
-    The handle of a `tra_comm.isend` or `tra_comm.irecv`, consumed by the
-    one `tra_comm.wait` that completes the move. It bufferizes to the
+    The handle of a `tra_comm.isend`, `tra_comm.irecv` or
+    `tra_comm.ifetch`, consumed by the one `tra_comm.wait` that completes
+    the move. It bufferizes to the
     runtime's 64-bit request handle.
   }];
 }
@@ -211,8 +221,8 @@ def Comm_WaitOp : Comm_Op<"wait", [
     Blocks until the move of `request` has completed. `tensor` is the tile
     the move is about: the input of the `tra_comm.isend` (the wait reads it,
     which keeps it unmodified and alive until here; no result) or the
-    in-flight result of the `tra_comm.irecv` (the wait returns the received
-    tile, in the same buffer).
+    in-flight result of the `tra_comm.irecv` or `tra_comm.ifetch` (the wait
+    returns the received or fetched tile, in the same buffer).
 
     ```mlir
     tra_comm.wait %sreq, %tile : tensor<4x16xf32>
@@ -301,6 +311,43 @@ def Comm_FetchOp : Comm_Op<"fetch", [
   let extraClassDeclaration = [{
     /// The runtime's code for `tier` (ABI.h TraExecTier), or -1.
     static int64_t getTierCode(::llvm::StringRef tier);
+  }];
+}
+
+def Comm_IFetchOp : Comm_Op<"ifetch", [
+    MemoryEffects<[MemRead<Comm_Network>, MemWrite<Comm_Network>]>,
+    AllTypesMatch<["input", "result"]>]> {
+  let summary = "start bringing a tile kept in a memory tier to the device";
+  let description = [{
+    Starts what `tra_comm.fetch` does and returns at once: `result` is the
+    tile in flight, a buffer of the device being filled with a copy of
+    `input` (a function argument the plan keeps in memory tier `tier`, or a
+    static slice of one, of 1 to 4 dimensions); its only use is the
+    `tra_comm.wait` of `request`, which returns the fetched tile. Between
+    the two the program computes: `tra-fetch-tiers` starts the fetch for
+    one reader of streamed tiles while the previous one runs (the planner's
+    model: two buffers, the one read and the next arriving).
+
+    ```mlir
+    %buf, %req = tra_comm.ifetch %arg3 from "host" : tensor<256x256xf32>
+    // ... computation overlapping the copy ...
+    %w = tra_comm.wait %req, %buf : tensor<256x256xf32> -> tensor<256x256xf32>
+    ```
+  }];
+  let arguments = (ins AnyStaticShapeTensor:$input, StrAttr:$tier);
+  let results = (outs AnyStaticShapeTensor:$result,
+                      Comm_RequestType:$request);
+  let assemblyFormat = [{
+    $input `from` $tier attr-dict `:` type($input)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The most dimensions the runtimes' fetch copies take.
+    static constexpr int64_t kMaxRank = 4;
+    /// Whether `input` can be fetched without blocking: a function argument
+    /// or a slice of one (which stays unchanged until the wait), of static
+    /// shape and 1 to kMaxRank dimensions.
+    static bool isFetchable(::mlir::Value input);
   }];
 }
 
