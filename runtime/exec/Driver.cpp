@@ -474,6 +474,18 @@ void printTierFetches(const std::string &prefix, int64_t runs) {
                  static_cast<long long>(fetches / runs),
                  fetches == runs ? "" : "s", names[i]);
   }
+  // Non-blocking fetches on the host: how much of the copying the program
+  // waited for (the rest overlapped its compute). GPU copies run on a copy
+  // stream the host does not time.
+  int64_t copyNs = tra_exec_fetch_copy_ns();
+  if (copyNs > 0) {
+    int64_t waitNs = tra_exec_fetch_wait_ns();
+    std::fprintf(stderr,
+                 "%sfetch copies took %.3f ms per run, %.3f ms of it not "
+                 "hidden behind compute (%.0f%% overlapped)\n",
+                 prefix.c_str(), copyNs / 1e6 / runs, waitNs / 1e6 / runs,
+                 100.0 * std::max<int64_t>(0, copyNs - waitNs) / copyNs);
+  }
 }
 
 /// The device buffers of a GPU program's run, freed when it goes.

@@ -3,6 +3,7 @@
 #include "tra/Exec/Library.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <dlfcn.h>
 #include <vector>
 
@@ -149,6 +150,10 @@ ProgramLibrary::open(const std::string &path) {
       dlsym(loaded->handle, "tra_exec_tier_bytes"));
   loaded->tierTiles = reinterpret_cast<int64_t (*)(int32_t)>(
       dlsym(loaded->handle, "tra_exec_tier_fetches"));
+  loaded->fetchCopyNs = reinterpret_cast<int64_t (*)()>(
+      dlsym(loaded->handle, "tra_exec_fetch_copy_ns"));
+  loaded->fetchWaitNs = reinterpret_cast<int64_t (*)()>(
+      dlsym(loaded->handle, "tra_exec_fetch_wait_ns"));
   if (rt::Status problem = checkDescriptor(*loaded->descriptor); !problem.ok())
     return rt::fileError(path, problem.message());
   return loaded;
@@ -197,6 +202,10 @@ TierFetches ProgramLibrary::tierFetches() const {
     fetches.bytes[tier] = tierBytes(tier);
     fetches.tiles[tier] = tierTiles(tier);
   }
+  if (fetchCopyNs && fetchWaitNs) {
+    fetches.copyNs = fetchCopyNs();
+    fetches.waitNs = fetchWaitNs();
+  }
   return fetches;
 }
 
@@ -216,6 +225,16 @@ std::string ProgramLibrary::describeTierFetches() const {
             (tiles == 1 ? " tile" : " tiles") + " from " + names[tier];
     separator = ", ";
   }
-  return text + " per run (" + std::to_string(runs) +
-         (runs == 1 ? " run)" : " runs)");
+  text += " per run (" + std::to_string(runs) +
+          (runs == 1 ? " run)" : " runs)");
+  // Non-blocking fetches on the host: the copying the runs waited for.
+  if (fetches.copyNs > 0) {
+    char overlap[128];
+    std::snprintf(overlap, sizeof(overlap),
+                  "; copies %.3f ms per run, %.3f ms of them not hidden "
+                  "behind compute",
+                  fetches.copyNs / 1e6 / runs, fetches.waitNs / 1e6 / runs);
+    text += overlap;
+  }
+  return text;
 }

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <string>
 #include <vector>
 
 namespace {
@@ -256,6 +257,98 @@ TEST(TierTest, CountsFetchesPerTier) {
   tra_exec_tier_reset();
   EXPECT_EQ(tra_exec_tier_bytes(TRA_EXEC_TIER_HOST), 0);
   EXPECT_EQ(tra_exec_tier_fetches(TRA_EXEC_TIER_DISK), 0);
+}
+
+/// Starts a fetch of up to 4 dimensions (unused ones: size 1, stride 0).
+int64_t startFetch(void *dst, const void *src, int64_t elementBytes,
+                   std::vector<int64_t> sizes, std::vector<int64_t> dstStrides,
+                   std::vector<int64_t> srcStrides) {
+  int64_t rank = int64_t(sizes.size());
+  sizes.resize(4, 1);
+  dstStrides.resize(4, 0);
+  srcStrides.resize(4, 0);
+  return tra_exec_fetch_start(dst, src, elementBytes, rank, sizes[0], sizes[1],
+                              sizes[2], sizes[3], dstStrides[0], dstStrides[1],
+                              dstStrides[2], dstStrides[3], srcStrides[0],
+                              srcStrides[1], srcStrides[2], srcStrides[3]);
+}
+
+TEST(TierTest, FetchesCopyStridedTilesInTheBackground) {
+  tra_exec_tier_reset();
+  // A 6 x 10 x 3 tensor of floats; fetch the block [1:5, 2:9, 0:3) (rows of
+  // 7 x 3 contiguous floats), the whole tensor, and a column of it.
+  std::vector<float> src(6 * 10 * 3);
+  for (size_t i = 0; i < src.size(); ++i)
+    src[i] = float(i);
+  std::vector<float> block(4 * 7 * 3, -1), whole(src.size(), -1), column(6, -1);
+  int64_t a = startFetch(block.data(), &src[(1 * 10 + 2) * 3], 4, {4, 7, 3},
+                         {21, 3, 1}, {30, 3, 1});
+  int64_t b = startFetch(whole.data(), src.data(), 4, {6, 10, 3}, {30, 3, 1},
+                         {30, 3, 1});
+  int64_t c = startFetch(column.data(), &src[4 * 3 + 1], 4, {6, 1, 1},
+                         {1, 0, 0}, {30, 3, 1});
+  EXPECT_GE(a, 0);
+  EXPECT_NE(a, b);
+  EXPECT_NE(b, c);
+  // Waited for out of order.
+  tra_exec_fetch_wait(c);
+  tra_exec_fetch_wait(a);
+  tra_exec_fetch_wait(b);
+  EXPECT_EQ(tra_exec_take_check_failure(), nullptr);
+  for (int i = 0; i < 4; ++i)
+    for (int j = 0; j < 7; ++j)
+      for (int k = 0; k < 3; ++k)
+        ASSERT_EQ(block[(i * 7 + j) * 3 + k],
+                  src[((i + 1) * 10 + j + 2) * 3 + k])
+            << i << " " << j << " " << k;
+  EXPECT_EQ(whole, src);
+  for (int i = 0; i < 6; ++i)
+    EXPECT_EQ(column[i], src[i * 30 + 4 * 3 + 1]);
+  // The copy thread timed its copies.
+  EXPECT_GT(tra_exec_fetch_copy_ns(), 0);
+  EXPECT_GE(tra_exec_fetch_wait_ns(), 0);
+  tra_exec_tier_reset();
+  EXPECT_EQ(tra_exec_fetch_copy_ns(), 0);
+  EXPECT_EQ(tra_exec_fetch_wait_ns(), 0);
+}
+
+TEST(TierTest, ManyFetchesInFlight) {
+  // More fetches than any queue bound one might add, each waited for later.
+  constexpr int kFetches = 200;
+  std::vector<std::vector<int32_t>> dst(kFetches, std::vector<int32_t>(256));
+  std::vector<int32_t> src(256 * kFetches);
+  for (size_t i = 0; i < src.size(); ++i)
+    src[i] = int32_t(i * 7 + 1);
+  std::vector<int64_t> handles;
+  for (int f = 0; f < kFetches; ++f)
+    handles.push_back(startFetch(dst[f].data(), &src[f * 256], 4, {16, 16},
+                                 {16, 1}, {16, 1}));
+  for (int f = kFetches; f-- > 0;)
+    tra_exec_fetch_wait(handles[f]);
+  for (int f = 0; f < kFetches; ++f)
+    ASSERT_TRUE(std::equal(dst[f].begin(), dst[f].end(), &src[f * 256]));
+  EXPECT_EQ(tra_exec_take_check_failure(), nullptr);
+}
+
+TEST(TierTest, InvalidFetchesAreCheckFailures) {
+  float a[4] = {1, 2, 3, 4}, b[4] = {0, 0, 0, 0};
+  // A rank outside 1..4, a negative stride, a null buffer: nothing copied.
+  EXPECT_EQ(startFetch(b, a, 4, {1, 1, 1, 1, 4}, {}, {}), -1);
+  ASSERT_NE(tra_exec_take_check_failure(), nullptr);
+  EXPECT_EQ(startFetch(b, a, 4, {4}, {-1}, {1}), -1);
+  ASSERT_NE(tra_exec_take_check_failure(), nullptr);
+  EXPECT_EQ(startFetch(nullptr, a, 4, {4}, {1}, {1}), -1);
+  const char *failure = tra_exec_take_check_failure();
+  ASSERT_NE(failure, nullptr);
+  EXPECT_NE(std::string(failure).find("tra_comm.ifetch"), std::string::npos);
+  EXPECT_EQ(b[0], 0);
+  // The wait of a failed start says nothing more; an unknown handle does.
+  tra_exec_fetch_wait(-1);
+  EXPECT_EQ(tra_exec_take_check_failure(), nullptr);
+  tra_exec_fetch_wait(int64_t(1) << 40);
+  failure = tra_exec_take_check_failure();
+  ASSERT_NE(failure, nullptr);
+  EXPECT_NE(std::string(failure).find("no fetch"), std::string::npos);
 }
 
 TEST(ExecAlloc, AlignedWritableBlocks) {

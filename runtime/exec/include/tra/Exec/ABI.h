@@ -218,9 +218,10 @@ void tra_exec_check_failed(const char *message);
 const char *tra_exec_take_check_failure(void);
 
 /**
- * Called by compiled code (tra_comm.fetch) after it has copied `bytes` bytes
- * of a tile kept in memory tier `tier` (a TraExecTier) to a buffer of the
- * device: counts them for the tier (TRA_EXEC_TIER_HOST or _DISK).
+ * Called by compiled code (tra_comm.fetch, tra_comm.ifetch) when it copies
+ * `bytes` bytes of a tile kept in memory tier `tier` (a TraExecTier) to a
+ * buffer of the device: counts them for the tier (TRA_EXEC_TIER_HOST or
+ * _DISK).
  */
 void tra_exec_tier_fetched(int64_t bytes, int32_t tier);
 /** Bytes fetched from `tier` (and the number of fetches) since the last
@@ -228,6 +229,32 @@ void tra_exec_tier_fetched(int64_t bytes, int32_t tier);
 int64_t tra_exec_tier_bytes(int32_t tier);
 int64_t tra_exec_tier_fetches(int32_t tier);
 void tra_exec_tier_reset(void);
+
+/**
+ * Called by compiled code (tra_comm.ifetch) to start copying a tile kept in a
+ * memory tier to a buffer of the device without waiting: the strided region
+ * of `rank` (1 to 4) dimensions, sizes size0..., from `src` to `dst`, strides
+ * in elements of `elementBytes` bytes (unused trailing arguments ignored).
+ * The runtime's copy thread copies the tiles in the order they were started,
+ * while the caller computes; `src` must stay unchanged and `dst` untouched
+ * until tra_exec_fetch_wait of the returned handle (>= 0) returns. Invalid
+ * arguments record a check failure (tra_exec_take_check_failure) and copy
+ * nothing.
+ */
+int64_t tra_exec_fetch_start(void *dst, const void *src, int64_t elementBytes,
+                             int64_t rank, int64_t size0, int64_t size1,
+                             int64_t size2, int64_t size3, int64_t dstStride0,
+                             int64_t dstStride1, int64_t dstStride2,
+                             int64_t dstStride3, int64_t srcStride0,
+                             int64_t srcStride1, int64_t srcStride2,
+                             int64_t srcStride3);
+/** Returns once the copy of `handle` is in its buffer. */
+void tra_exec_fetch_wait(int64_t handle);
+/** Nanoseconds the copy thread spent copying, and that compiled code spent
+ * waiting for its copies in tra_exec_fetch_wait, since the last
+ * tra_exec_tier_reset: the difference is copying hidden behind compute. */
+int64_t tra_exec_fetch_copy_ns(void);
+int64_t tra_exec_fetch_wait_ns(void);
 
 /** Called by compiled code (when compiled with profiling) around op `op`. */
 void tra_exec_profile_begin(int64_t op);

@@ -33,6 +33,9 @@ rt::Status checkDescriptor(const TraExecProgram &program);
 struct TierFetches {
   int64_t bytes[TRA_EXEC_TIER_DISK + 1] = {};
   int64_t tiles[TRA_EXEC_TIER_DISK + 1] = {};
+  /// Nanoseconds the copy thread copied non-blocking fetches, and the
+  /// program waited for them (ABI.h tra_exec_fetch_copy_ns / _wait_ns).
+  int64_t copyNs = 0, waitNs = 0;
   bool empty() const {
     return tiles[TRA_EXEC_TIER_HOST] == 0 && tiles[TRA_EXEC_TIER_DISK] == 0;
   }
@@ -86,7 +89,8 @@ public:
   /// How often run() and runRank() ran.
   int64_t numRuns() const { return runs; }
   /// "fetched N bytes in T tiles from host memory[, M bytes in U tiles from
-  /// disk] per run (R runs)", or "" if the runs fetched nothing.
+  /// disk] per run (R runs)[; copies X ms per run, Y ms of them not hidden
+  /// behind compute]", or "" if the runs fetched nothing.
   std::string describeTierFetches() const;
 
 private:
@@ -97,6 +101,8 @@ private:
   const char *(*takeFailure)() = nullptr;
   int64_t (*tierBytes)(int32_t) = nullptr;
   int64_t (*tierTiles)(int32_t) = nullptr;
+  int64_t (*fetchCopyNs)() = nullptr;
+  int64_t (*fetchWaitNs)() = nullptr;
   mutable int64_t runs = 0;
   std::string file;
 };
