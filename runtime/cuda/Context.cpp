@@ -1,4 +1,4 @@
-//===- Context.cpp - The process's device, stream and error ---------------===//
+//===- Context.cpp - The process's device, streams and error --------------===//
 
 #include "Context.h"
 
@@ -23,6 +23,11 @@ struct State {
 State state;
 std::once_flag initOnce;
 rt::Status initStatus;
+
+/// The copy stream of tile fetches: created by the first fetch, so that a
+/// program that fetches nothing has one stream only.
+std::mutex copyStreamMutex;
+CUstream fetchStream = nullptr;
 
 /// The first error since the last check, and the kernel last launched.
 std::mutex errorMutex;
@@ -121,6 +126,23 @@ bool makeCurrent() {
   current = true;
   return true;
 }
+
+/// Waits for the copy stream, if there is one, even while an error is
+/// pending: once the error is reported the program may free the buffers a
+/// fetch still reads or writes (a fetch nobody waited for, or one after
+/// the failing call).
+void waitForFetches() {
+  CUstream stream;
+  {
+    std::lock_guard<std::mutex> lock(copyStreamMutex);
+    stream = fetchStream;
+  }
+  // A copy stream exists only after a successful initialization.
+  if (!stream || !makeCurrent())
+    return;
+  if (CUresult r = state.api->streamSynchronize(stream); r != CUDA_SUCCESS)
+    recordError("waiting for the tile fetches (cuStreamSynchronize)", r);
+}
 } // namespace
 
 rt::Status tra::cuda::initialize() {
@@ -151,6 +173,20 @@ Active tra::cuda::activate() {
   if (!makeCurrent())
     return Active();
   return Active{state.api, state.stream};
+}
+
+CUstream tra::cuda::copyStream(const Active &active) {
+  std::lock_guard<std::mutex> lock(copyStreamMutex);
+  if (fetchStream)
+    return fetchStream;
+  // Non-blocking: the copy stream is ordered with the compute stream by
+  // events only, not by the legacy default stream.
+  CUstream stream = nullptr;
+  if (!check(active.api->streamCreate(&stream, CU_STREAM_NON_BLOCKING),
+             "creating the copy stream of tile fetches (cuStreamCreate)"))
+    return nullptr;
+  fetchStream = stream;
+  return fetchStream;
 }
 
 void tra::cuda::recordError(const std::string &message) {
@@ -207,6 +243,7 @@ rt::Status tra::cuda::synchronize() {
       recordError("a GPU operation failed" + where, r);
     }
   }
+  waitForFetches();
   std::lock_guard<std::mutex> lock(errorMutex);
   if (!errorPending)
     return rt::Status::success();

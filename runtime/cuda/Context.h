@@ -1,8 +1,8 @@
 //===- Context.h - The process's device, stream, pool and error -*- C++ -*-===//
 //
 // The state behind Cuda.h and ABI.h: the driver, the device and its primary
-// context, the one stream, the caching allocator, the loaded modules and the
-// first error. Private to runtime/cuda.
+// context, the stream (and the copy stream of tile fetches), the caching
+// allocator, the loaded modules and the first error. Private to runtime/cuda.
 //
 //===----------------------------------------------------------------------===//
 
@@ -28,6 +28,11 @@ struct Active {
 /// Initializes on first use. When that fails, or an error is pending,
 /// returns an Active with a null `api`: the caller does nothing.
 Active activate();
+
+/// The copy stream of tile fetches (tra_cuda_fetch_start), created on first
+/// use, after `active` (from activate()). Null, with the error recorded, if
+/// it cannot be created.
+CUstream copyStream(const Active &active);
 
 /// Records `what` failing with `result` as the pending error unless one is
 /// pending already. `what` names the call and what it was for.

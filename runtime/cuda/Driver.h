@@ -38,6 +38,10 @@ struct DriverApi {
                            void **);
   CUresult (*streamCreate)(CUstream *, unsigned);
   CUresult (*streamSynchronize)(CUstream);
+  CUresult (*streamWaitEvent)(CUstream, CUevent, unsigned);
+  CUresult (*eventCreate)(CUevent *, unsigned);
+  CUresult (*eventRecord)(CUevent, CUstream);
+  CUresult (*eventDestroy)(CUevent);
   CUresult (*memAlloc)(CUdeviceptr *, size_t);
   CUresult (*memAllocManaged)(CUdeviceptr *, size_t, unsigned);
   CUresult (*memFree)(CUdeviceptr);

@@ -2,8 +2,9 @@
 //
 // runtime/cuda on the fake driver and fake cuBLAS of this directory (host
 // memory, kernels recorded, not run): initialization and its errors, the
-// caching pool, copies, lazy module loading, launches and the errors that
-// name kernels, and the row-major to column-major mapping of tra_cuda_gemm.
+// caching pool, copies (strided ones and tile fetches on the copy stream),
+// lazy module loading, launches and the errors that name kernels, and the
+// row-major to column-major mapping of tra_cuda_gemm.
 // Each suite runs in its own process with the environment CMakeLists.txt
 // gives it (the runtime initializes once per process).
 //
@@ -259,6 +260,197 @@ TEST(FakeGpu, StridedCopiesMatchAnElementLoop) {
                         0);
   EXPECT_NE(takeError().find("tra_cuda_copy_strided: invalid rank 5"),
             std::string::npos);
+}
+
+namespace {
+/// A row-major `rows` x `cols` matrix of floats, element i = i.
+std::vector<float> iota(int64_t rows, int64_t cols) {
+  std::vector<float> m(size_t(rows * cols));
+  for (size_t i = 0; i < m.size(); ++i)
+    m[i] = float(i);
+  return m;
+}
+
+/// Columns [col, col + width) of the row-major `matrix` with `cols`
+/// columns, row-major and contiguous.
+std::vector<float> columnBlock(const std::vector<float> &matrix, int64_t cols,
+                               int64_t col, int64_t width) {
+  std::vector<float> block;
+  for (int64_t row = 0; row < int64_t(matrix.size()) / cols; ++row)
+    for (int64_t c = col; c < col + width; ++c)
+      block.push_back(matrix[size_t(row * cols + c)]);
+  return block;
+}
+
+/// Starts fetching columns [col, col + width) of the row-major host
+/// `matrix` with `cols` columns into the contiguous device buffer `dst`.
+int64_t fetchColumns(void *dst, const std::vector<float> &matrix, int64_t cols,
+                     int64_t col, int64_t width) {
+  int64_t rows = int64_t(matrix.size()) / cols;
+  return tra_cuda_fetch_start(dst, matrix.data() + col, 4, 2, rows, width, 1, 1,
+                              width, 1, 0, 0, cols, 1, 0, 0);
+}
+
+std::vector<float> readBack(void *device, size_t count) {
+  std::vector<float> host(count, -1.0f);
+  EXPECT_TRUE(cuda::copyToHost(host.data(), device, count * 4));
+  return host;
+}
+} // namespace
+
+// A tile fetch copies on the copy stream, ordered with the compute stream by
+// events: the copy stream waits for the work issued before, the compute
+// stream for the copy.
+TEST(FakeGpu, FetchCopiesAColumnBlockOnTheCopyStream) {
+  // Loads the fake driver (whose counters the test reads).
+  ASSERT_TRUE(cuda::initialize()) << cuda::initialize().message();
+  auto streams = driver<int (*)()>("fake_cuda_streams");
+  auto copiesOn = driver<int (*)(int)>("fake_cuda_copies_on_stream");
+  auto waits = driver<int (*)()>("fake_cuda_event_waits");
+  auto records = driver<int (*)()>("fake_cuda_event_records");
+  auto created = driver<int (*)()>("fake_cuda_events_created");
+  ASSERT_TRUE(streams && copiesOn && waits && records && created);
+  // The weight stays in host memory (a weight tier); 6 x 10, columns 3..6.
+  std::vector<float> weight = iota(6, 10);
+  void *tile = cuda::allocate(6 * 4 * 4).value();
+  ASSERT_TRUE(cuda::fillZero(tile, 6 * 4 * 4));
+  int copiesBefore = copiesOn(0), copyStreamCopiesBefore = copiesOn(1),
+      waitsBefore = waits(), recordsBefore = records();
+  int64_t handle = fetchColumns(tile, weight, 10, 3, 4);
+  ASSERT_GE(handle, 0);
+  // The copy stream is created by the first fetch.
+  EXPECT_EQ(streams(), 2);
+  EXPECT_EQ(copiesOn(0), copiesBefore);
+  EXPECT_EQ(copiesOn(1), copyStreamCopiesBefore + 1); // One 2-D copy.
+  EXPECT_EQ(records(), recordsBefore + 2);
+  EXPECT_EQ(waits(), waitsBefore + 1);
+  tra_cuda_fetch_wait(handle);
+  EXPECT_EQ(waits(), waitsBefore + 2);
+  EXPECT_EQ(readBack(tile, 24), columnBlock(weight, 10, 3, 4));
+  // Events are reused: a second fetch creates none.
+  int createdBefore = created();
+  handle = fetchColumns(tile, weight, 10, 6, 4);
+  ASSERT_GE(handle, 0);
+  tra_cuda_fetch_wait(handle);
+  EXPECT_EQ(created(), createdBefore);
+  EXPECT_EQ(readBack(tile, 24), columnBlock(weight, 10, 6, 4));
+  // A device source, and an empty region (a handle all the same).
+  void *copy = cuda::allocate(6 * 4 * 4).value();
+  handle = tra_cuda_fetch_start(copy, tile, 4, 1, 24, 1, 1, 1, 1, 0, 0, 0, 1, 0,
+                                0, 0);
+  ASSERT_GE(handle, 0);
+  int64_t empty = tra_cuda_fetch_start(copy, tile, 4, 2, 6, 0, 1, 1, 4, 1, 0, 0,
+                                       4, 1, 0, 0);
+  ASSERT_GE(empty, 0);
+  EXPECT_NE(empty, handle);
+  tra_cuda_fetch_wait(empty);
+  tra_cuda_fetch_wait(handle);
+  EXPECT_EQ(readBack(copy, 24), columnBlock(weight, 10, 6, 4));
+  EXPECT_EQ(takeError(), "");
+  cuda::release(tile);
+  cuda::release(copy);
+}
+
+TEST(FakeGpu, TwoFetchesInFlightAreWaitedForInEitherOrder) {
+  // Loads the fake driver (whose counters the test reads).
+  ASSERT_TRUE(cuda::initialize()) << cuda::initialize().message();
+  auto waits = driver<int (*)()>("fake_cuda_event_waits");
+  ASSERT_TRUE(waits);
+  std::vector<float> weight = iota(8, 12);
+  void *a = cuda::allocate(8 * 5 * 4).value();
+  void *b = cuda::allocate(8 * 5 * 4).value();
+  for (bool aFirst : {true, false}) {
+    int64_t first = aFirst ? 0 : 7;
+    int64_t fetchA = fetchColumns(a, weight, 12, first, 5);
+    int64_t fetchB = fetchColumns(b, weight, 12, 7 - first, 5);
+    ASSERT_GE(fetchA, 0);
+    ASSERT_GE(fetchB, 0);
+    EXPECT_NE(fetchA, fetchB);
+    int waitsBefore = waits();
+    if (aFirst) {
+      tra_cuda_fetch_wait(fetchA);
+      tra_cuda_fetch_wait(fetchB);
+    } else {
+      tra_cuda_fetch_wait(fetchB);
+      tra_cuda_fetch_wait(fetchA);
+    }
+    EXPECT_EQ(waits(), waitsBefore + 2);
+    EXPECT_EQ(readBack(a, 40), columnBlock(weight, 12, first, 5));
+    EXPECT_EQ(readBack(b, 40), columnBlock(weight, 12, 7 - first, 5));
+    ASSERT_EQ(takeError(), "");
+  }
+  cuda::release(a);
+  cuda::release(b);
+}
+
+TEST(FakeGpu, WaitingForAnUnknownFetchIsAnError) {
+  ASSERT_TRUE(cuda::initialize()) << cuda::initialize().message();
+  tra_cuda_fetch_wait(12345);
+  std::string error = takeError();
+  EXPECT_NE(error.find("tra_cuda_fetch_wait: no tile fetch has handle 12345"),
+            std::string::npos)
+      << error;
+  // The -1 of a failed start, and a fetch waited for twice.
+  tra_cuda_fetch_wait(-1);
+  EXPECT_NE(
+      takeError().find("tra_cuda_fetch_wait: no tile fetch has handle -1"),
+      std::string::npos);
+  std::vector<float> weight = iota(2, 2);
+  void *tile = cuda::allocate(16).value();
+  int64_t handle = fetchColumns(tile, weight, 2, 0, 2);
+  ASSERT_GE(handle, 0);
+  tra_cuda_fetch_wait(handle);
+  EXPECT_EQ(takeError(), "");
+  tra_cuda_fetch_wait(handle);
+  EXPECT_NE(
+      takeError().find("no tile fetch has handle " + std::to_string(handle)),
+      std::string::npos);
+  cuda::release(tile);
+}
+
+TEST(FakeGpu, FetchesAfterAnErrorDoNothing) {
+  // Loads the fake driver (whose counters the test reads).
+  ASSERT_TRUE(cuda::initialize()) << cuda::initialize().message();
+  auto copiesOn = driver<int (*)(int)>("fake_cuda_copies_on_stream");
+  auto failRecord = driver<void (*)(int)>("fake_cuda_fail_next_event_record");
+  ASSERT_TRUE(copiesOn && failRecord);
+  std::vector<float> weight = iota(4, 4);
+  void *tile = cuda::allocate(32).value();
+  ASSERT_TRUE(cuda::fillZero(tile, 32));
+  // A pending error: the fetch returns -1 and copies nothing, and waits
+  // record no error of their own.
+  int onTheHost = 0;
+  cuda::release(&onTheHost);
+  int copiesBefore = copiesOn(1);
+  EXPECT_EQ(fetchColumns(tile, weight, 4, 1, 2), -1);
+  EXPECT_EQ(copiesOn(1), copiesBefore);
+  tra_cuda_fetch_wait(-1);
+  std::string error = takeError();
+  EXPECT_NE(error.find("freeing GPU memory that the pool did not allocate"),
+            std::string::npos)
+      << error;
+  EXPECT_EQ(readBack(tile, 8), std::vector<float>(8, 0.0f));
+  // Errors of the fetch itself: invalid arguments and a failing driver
+  // call.
+  EXPECT_EQ(tra_cuda_fetch_start(tile, weight.data(), 4, 0, 1, 1, 1, 1, 0, 0, 0,
+                                 0, 0, 0, 0, 0),
+            -1);
+  EXPECT_NE(takeError().find("tra_cuda_fetch_start: invalid rank 0"),
+            std::string::npos);
+  failRecord(700); // CUDA_ERROR_ILLEGAL_ADDRESS
+  EXPECT_EQ(fetchColumns(tile, weight, 4, 1, 2), -1);
+  error = takeError();
+  EXPECT_NE(error.find("starting a tile fetch (cuEventRecord): "
+                       "CUDA_ERROR_ILLEGAL_ADDRESS"),
+            std::string::npos)
+      << error;
+  // And fetches work again once the error is taken.
+  int64_t handle = fetchColumns(tile, weight, 4, 1, 2);
+  ASSERT_GE(handle, 0);
+  tra_cuda_fetch_wait(handle);
+  EXPECT_EQ(readBack(tile, 8), columnBlock(weight, 4, 1, 2));
+  EXPECT_EQ(takeError(), "");
+  cuda::release(tile);
 }
 
 // Moves between GPUs need the job's GPUs connected (the driver does it).

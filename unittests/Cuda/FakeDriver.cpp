@@ -1,8 +1,9 @@
 //===- FakeDriver.cpp - A CUDA driver on host memory, for tests -----------===//
 //
 // Implements the driver entry points runtime/cuda resolves, on host memory:
-// device pointers are host pointers, copies are memcpy, kernels are not run
-// but recorded. FAKE_CUDA_MODE selects a failure: "no-device" (cuInit
+// device pointers are host pointers, copies are memcpy (so they are done
+// when issued, and events only need to exist), kernels are not run but
+// recorded. FAKE_CUDA_MODE selects a failure: "no-device" (cuInit
 // fails), "old" (a CUDA 12.4 driver), "sm75" (a Turing GPU);
 // FAKE_CUDA_MEMORY_LIMIT=BYTES gives the device that much memory (a program
 // that allocates more gets CUDA_ERROR_OUT_OF_MEMORY). The fake_* functions
@@ -15,6 +16,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <deque>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -23,7 +25,10 @@ std::string mode() {
   const char *m = std::getenv("FAKE_CUDA_MODE");
   return m ? m : "";
 }
-int contextTag, streamTag, moduleTag;
+int contextTag, moduleTag;
+// The streams created, in order (the compute stream, then the copy stream).
+int streamTags[4];
+int streamsCreated = 0;
 struct Function {
   std::string name;
 };
@@ -37,6 +42,20 @@ CUresult launchResult = CUDA_SUCCESS, syncResult = CUDA_SUCCESS;
 std::string lastLaunch;
 unsigned lastGrid[3], lastBlock[3];
 std::vector<std::pair<void *, size_t>> blocks;
+// Events: live ones (a call on another one fails) and what was done with
+// them.
+std::set<CUevent> events;
+int eventsCreated = 0, eventRecords = 0, eventWaits = 0;
+CUresult eventRecordResult = CUDA_SUCCESS;
+// Copies issued on each stream (by index in streamTags; 4: another one).
+int copiesOnStream[5];
+
+int streamIndex(CUstream s) {
+  for (int i = 0; i < streamsCreated; ++i)
+    if (s == reinterpret_cast<CUstream>(&streamTags[i]))
+      return i;
+  return 4;
+}
 } // namespace
 
 extern "C" {
@@ -51,6 +70,15 @@ int fake_cuda_launches() { return launches; }
 const char *fake_cuda_last_launch() { return lastLaunch.c_str(); }
 unsigned fake_cuda_last_grid(int i) { return lastGrid[i]; }
 unsigned fake_cuda_last_block(int i) { return lastBlock[i]; }
+void fake_cuda_fail_next_event_record(int result) {
+  eventRecordResult = CUresult(result);
+}
+int fake_cuda_streams() { return streamsCreated; }
+int fake_cuda_copies_on_stream(int index) { return copiesOnStream[index]; }
+int fake_cuda_events_created() { return eventsCreated; }
+int fake_cuda_events_live() { return int(events.size()); }
+int fake_cuda_event_records() { return eventRecords; }
+int fake_cuda_event_waits() { return eventWaits; }
 
 // ---- the driver API ----
 CUresult cuInit(unsigned) {
@@ -76,6 +104,9 @@ CUresult cuGetErrorName(CUresult r, const char **s) {
     return CUDA_SUCCESS;
   case CUDA_ERROR_NOT_FOUND:
     *s = "CUDA_ERROR_NOT_FOUND";
+    return CUDA_SUCCESS;
+  case CUDA_ERROR_INVALID_HANDLE:
+    *s = "CUDA_ERROR_INVALID_HANDLE";
     return CUDA_SUCCESS;
   default:
     return CUDA_ERROR_INVALID_VALUE;
@@ -152,13 +183,44 @@ CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
   return CUDA_SUCCESS;
 }
 CUresult cuStreamCreate(CUstream *s, unsigned) {
-  *s = reinterpret_cast<CUstream>(&streamTag);
+  if (streamsCreated == 4)
+    return CUDA_ERROR_OUT_OF_MEMORY;
+  *s = reinterpret_cast<CUstream>(&streamTags[streamsCreated++]);
   return CUDA_SUCCESS;
 }
 CUresult cuStreamSynchronize(CUstream) {
   CUresult r = syncResult;
   syncResult = CUDA_SUCCESS;
   return r;
+}
+CUresult cuStreamWaitEvent(CUstream s, CUevent e, unsigned) {
+  if (streamIndex(s) == 4 || !events.count(e))
+    return CUDA_ERROR_INVALID_HANDLE;
+  ++eventWaits;
+  return CUDA_SUCCESS;
+}
+CUresult cuEventCreate(CUevent *e, unsigned) {
+  // Distinct addresses, never dereferenced.
+  *e = reinterpret_cast<CUevent>(new char);
+  events.insert(*e);
+  ++eventsCreated;
+  return CUDA_SUCCESS;
+}
+CUresult cuEventRecord(CUevent e, CUstream s) {
+  CUresult r = eventRecordResult;
+  eventRecordResult = CUDA_SUCCESS;
+  if (r != CUDA_SUCCESS)
+    return r;
+  if (streamIndex(s) == 4 || !events.count(e))
+    return CUDA_ERROR_INVALID_HANDLE;
+  ++eventRecords;
+  return CUDA_SUCCESS;
+}
+CUresult cuEventDestroy_v2(CUevent e) {
+  if (!events.erase(e))
+    return CUDA_ERROR_INVALID_HANDLE;
+  delete reinterpret_cast<char *>(e);
+  return CUDA_SUCCESS;
 }
 CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t bytes) {
   static const bool limited = [] {
@@ -191,12 +253,14 @@ CUresult cuMemFree_v2(CUdeviceptr p) {
   return CUDA_ERROR_INVALID_VALUE;
 }
 CUresult cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t bytes,
-                       CUstream) {
+                       CUstream s) {
+  ++copiesOnStream[streamIndex(s)];
   std::memmove(reinterpret_cast<void *>(dst), reinterpret_cast<void *>(src),
                bytes);
   return CUDA_SUCCESS;
 }
-CUresult cuMemcpy2DAsync(const CUDA_MEMCPY2D *copy, CUstream) {
+CUresult cuMemcpy2DAsync(const CUDA_MEMCPY2D *copy, CUstream s) {
+  ++copiesOnStream[streamIndex(s)];
   // Device or unified addresses (host memory is addressable here too).
   auto addressable = [](CUmemorytype type) {
     return type == CU_MEMORYTYPE_DEVICE || type == CU_MEMORYTYPE_UNIFIED;

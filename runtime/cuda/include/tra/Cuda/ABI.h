@@ -10,10 +10,12 @@
 |*    of a job through NCCL, error state).                                    *|
 |*                                                                            *|
 |* Every GPU operation of a process runs on one CUDA stream of one device, so *|
-|* operations are ordered as the program issues them; the streams and events *|
-|* of the mgpu* calls are handles of that stream. A failing call records the  *|
-|* first error (naming the call or kernel) and makes later calls no-ops;      *|
-|* tra_cuda_take_error reports it. Nothing here aborts the process.           *|
+|* operations are ordered as the program issues them; the streams and events  *|
+|* of the mgpu* calls are handles of that stream. Only tile fetches           *|
+|* (tra_cuda_fetch_start) run on a second, copy stream, ordered with the      *|
+|* first by events. A failing call records the first error (naming the call   *|
+|* or kernel) and makes later calls no-ops; tra_cuda_take_error reports it.   *|
+|* Nothing here aborts the process.                                           *|
 |*                                                                            *|
 \*===----------------------------------------------------------------------===*/
 
@@ -77,6 +79,27 @@ void tra_cuda_copy_strided(void *dst, const void *src, int64_t elementBytes,
                            int64_t dstStride3, int64_t srcStride0,
                            int64_t srcStride1, int64_t srcStride2,
                            int64_t srcStride3);
+
+/* Tile fetches: a copy that overlaps the kernels of the stream.
+ * tra_cuda_fetch_start starts copying a strided region (the arguments of
+ * tra_cuda_copy_strided) from `src` (host memory a weight tier keeps, or
+ * device memory) to the device buffer `dst` on the process's copy stream,
+ * after everything issued to the stream so far (so `dst` is free to be
+ * written), and returns a handle (>= 0; -1 after an error) for
+ * tra_cuda_fetch_wait, which makes later work on the stream wait for the
+ * copy. The host does not wait. Each handle is waited for once (an unknown
+ * handle is an error). Until the wait, `dst` and `src` stay allocated, and
+ * work issued to the stream after the start neither touches `dst` nor
+ * writes `src`. tra_cuda_take_error also waits for fetches not waited
+ * for. */
+int64_t tra_cuda_fetch_start(void *dst, const void *src, int64_t elementBytes,
+                             int64_t rank, int64_t size0, int64_t size1,
+                             int64_t size2, int64_t size3, int64_t dstStride0,
+                             int64_t dstStride1, int64_t dstStride2,
+                             int64_t dstStride3, int64_t srcStride0,
+                             int64_t srcStride1, int64_t srcStride2,
+                             int64_t srcStride3);
+void tra_cuda_fetch_wait(int64_t handle);
 
 /** Element types of tra_cuda_gemm (the values of TraExecDType) and of the
  * collectives (which also take TRA_CUDA_I64; the values of TRA_MPI_*). */
