@@ -12,6 +12,7 @@
 #include "tra/Transforms/Passes.h"
 
 #include "mlir/Dialect/Bufferization/Transforms/BufferViewFlowAnalysis.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Interfaces/CallInterfaces.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
@@ -44,6 +45,44 @@ bool isKnownUse(Operation *user) {
          ns == "vector" || ns == "tensor";
 }
 
+/// Whether `call` calls a runtime function that starts a non-blocking fetch
+/// into a buffer whose address it takes (tra_comm.ifetch, bufferized).
+bool isFetchStart(Operation *op) {
+  auto call = dyn_cast<CallOpInterface>(op);
+  auto callee =
+      call ? dyn_cast_if_present<SymbolRefAttr>(call.getCallableForCallee())
+           : SymbolRefAttr();
+  return callee && (callee.getLeafReference() == "tra_exec_fetch_start" ||
+                    callee.getLeafReference() == "tra_cuda_fetch_start");
+}
+
+/// If `pointer` (the address of a buffer) only flows, through address
+/// arithmetic, into calls starting non-blocking fetches, appends the uses
+/// of their handles (the waits, after which the buffer is no longer
+/// written) to `ends` and returns true: the buffer is in use until then.
+bool collectFetchWaits(Operation *pointer, SmallVectorImpl<Operation *> &ends) {
+  SmallVector<Operation *> worklist = {pointer};
+  bool started = false;
+  while (!worklist.empty()) {
+    Operation *op = worklist.pop_back_val();
+    for (Operation *user : op->getUsers()) {
+      if (isFetchStart(user)) {
+        started = true;
+        for (Operation *wait : user->getUsers())
+          ends.push_back(wait);
+        continue;
+      }
+      StringRef ns =
+          user->getDialect() ? user->getDialect()->getNamespace() : "";
+      if (user->getNumResults() != 1 ||
+          !(ns == "arith" || isa<LLVM::IntToPtrOp>(user)))
+        return false;
+      worklist.push_back(user);
+    }
+  }
+  return started;
+}
+
 struct EarlyDeallocPass
     : public tra::impl::EarlyDeallocPassBase<EarlyDeallocPass> {
   void runOnOperation() override {
@@ -65,17 +104,25 @@ struct EarlyDeallocPass
         for (Operation *user : alias.getUsers()) {
           if (user == dealloc.getOperation())
             continue;
-          Operation *ancestor = block->findAncestorOpInBlock(*user);
-          // Used outside the block (an alias flowed out of it), after the
-          // dealloc, freed twice, or used in a way the analysis cannot
-          // follow.
-          if (!ancestor || dealloc->isBeforeInBlock(ancestor) ||
-              isa<memref::DeallocOp>(user) || !isKnownUse(user)) {
-            movable = false;
-            break;
+          // A fetch into the buffer writes it until its wait.
+          SmallVector<Operation *> ends = {user};
+          bool fetched = isa<memref::ExtractAlignedPointerAsIndexOp>(user) &&
+                         collectFetchWaits(user, ends);
+          for (Operation *end : ends) {
+            Operation *ancestor = block->findAncestorOpInBlock(*end);
+            // Used outside the block (an alias flowed out of it), after the
+            // dealloc, freed twice, or used in a way the analysis cannot
+            // follow.
+            if (!ancestor || dealloc->isBeforeInBlock(ancestor) ||
+                isa<memref::DeallocOp>(end) || (!fetched && !isKnownUse(end))) {
+              movable = false;
+              break;
+            }
+            if (last->isBeforeInBlock(ancestor))
+              last = ancestor;
           }
-          if (last->isBeforeInBlock(ancestor))
-            last = ancestor;
+          if (!movable)
+            break;
         }
         if (!movable)
           break;

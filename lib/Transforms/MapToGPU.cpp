@@ -20,7 +20,11 @@
 //    inside the kernel. An op without such dimensions runs on one thread;
 //  * a host memref.load / memref.store of a device buffer (a position read
 //    for a dynamic slice) goes through a one-element host buffer, copied
-//    with tra_cuda_read (which waits) / tra_cuda_write.
+//    with tra_cuda_read (which waits) / tra_cuda_write;
+//  * a non-blocking fetch of a memory tier's tile (tra_exec_fetch_start /
+//    _wait of the bufferized tra_comm.ifetch: a host copy thread) becomes
+//    tra_cuda_fetch_start / _wait (a copy stream the process's stream waits
+//    for).
 //
 // Device work is issued without waiting: launches, allocations and frees are
 // async ops, each depending on a fresh gpu.wait async token. The runtime runs
@@ -492,6 +496,34 @@ static LogicalResult stageHostAccesses(func::FuncOp func,
 }
 
 namespace {
+/// The executable runtime's non-blocking fetches (a copy thread, on host
+/// memory) and runtime/cuda's (a copy stream, into device memory), which
+/// take the same arguments.
+static constexpr std::pair<StringLiteral, StringLiteral> kFetchCalls[] = {
+    {"tra_exec_fetch_start", "tra_cuda_fetch_start"},
+    {"tra_exec_fetch_wait", "tra_cuda_fetch_wait"}};
+
+/// Non-blocking fetches into device buffers: runtime/cuda's.
+static LogicalResult mapFetches(func::FuncOp func, RuntimeFunctions &runtime) {
+  SmallVector<func::CallOp> calls;
+  func.walk([&](func::CallOp call) {
+    if (!isInKernel(call))
+      calls.push_back(call);
+  });
+  for (func::CallOp call : calls) {
+    for (auto [host, device] : kFetchCalls) {
+      if (call.getCallee() != host)
+        continue;
+      FailureOr<func::FuncOp> callee =
+          runtime.get(device, call.getCalleeType());
+      if (failed(callee))
+        return failure();
+      call.setCallee(callee->getSymName());
+    }
+  }
+  return success();
+}
+
 struct MapToGPUPass : public tra::impl::MapToGPUPassBase<MapToGPUPass> {
   using Base::Base;
 
@@ -506,10 +538,18 @@ struct MapToGPUPass : public tra::impl::MapToGPUPassBase<MapToGPUPass> {
     for (func::FuncOp func : funcs) {
       if (func.isExternal())
         continue;
-      if (failed(mapMemory(func, runtime)) ||
+      if (failed(mapFetches(func, runtime)) ||
+          failed(mapMemory(func, runtime)) ||
           failed(mapLinalgOps(func, blockSize)) ||
           failed(stageHostAccesses(func, runtime)))
         return signalPassFailure();
+    }
+    // The host's fetch functions are no longer called.
+    for (auto [host, device] : kFetchCalls) {
+      auto declaration = module.lookupSymbol<func::FuncOp>(host);
+      if (declaration && declaration.isExternal() &&
+          declaration.symbolKnownUseEmpty(module))
+        declaration.erase();
     }
     module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
                     UnitAttr::get(module.getContext()));

@@ -42,10 +42,21 @@
 // RUN1: profile: fetched 1048576 bytes in 4 tiles from host memory per run
 // RUN: %python %S/Inputs/tiers_check.py check %t
 // RUN: tra-compile %s --hw %t/host.json --emit=mlir --stage=bufferized | FileCheck %s --check-prefix=FETCH
-// FETCH: memref.copy %arg1, %[[W0:.*]] : memref<256x256xf32> to memref<256x256xf32>
+// Each fetch is started while the previous matmul runs (the first at the
+// start) and waited for right before its matmul; its buffer is freed right
+// after it.
+// FETCH: %[[W0:.*]] = memref.alloc() : memref<256x256xf32>
+// FETCH: %[[H0:.*]] = call @tra_exec_fetch_start(
 // FETCH-NEXT: call @tra_exec_tier_fetched(%c262144_i64, %c1_i32)
+// FETCH-NEXT: call @tra_exec_fetch_wait(%[[H0]])
+// FETCH: %[[W1:.*]] = memref.alloc() : memref<256x256xf32>
+// FETCH: %[[H1:.*]] = call @tra_exec_fetch_start(
 // FETCH: call @tra_exec_sgemm
 // FETCH-NEXT: memref.dealloc %[[W0]]
+// FETCH: call @tra_exec_fetch_wait(%[[H1]])
+// FETCH: call @tra_exec_fetch_start(
+// FETCH: call @tra_exec_sgemm
+// FETCH: memref.dealloc %[[W1]]
 // REQUIRES: mpi
 // RUN: tra-compile %s --hw %t/two.json -o %t/two
 // RUN: %mpirun -np 2 %t/two --input x=%t/x.npy --input w0=%t/w0.npy --input w1=%t/w1.npy --input w2=%t/w2.npy --input w3=%t/w3.npy --output y=%t/y.npy --profile 2>&1 | FileCheck %s --check-prefix=RUN2

@@ -164,3 +164,29 @@ func.func @dynamic_strides(%x: memref<8x4xf32, strided<[?, ?], offset: ?>>, %y: 
   memref.copy %x, %y : memref<8x4xf32, strided<[?, ?], offset: ?>> to memref<8x4xf32>
   return
 }
+
+// -----
+
+// A non-blocking fetch of a memory tier's tile into a device buffer is
+// runtime/cuda's (a copy stream), with the same arguments; the host
+// runtime's declarations go.
+// CHECK-NOT: func.func private @tra_exec_fetch_start
+// CHECK-NOT: func.func private @tra_exec_fetch_wait
+// CHECK-LABEL: func.func @fetch
+// CHECK: gpu.alloc
+// CHECK: %[[H:.*]] = call @tra_cuda_fetch_start(
+// CHECK: call @tra_cuda_fetch_wait(%[[H]])
+func.func private @tra_exec_fetch_start(!llvm.ptr, !llvm.ptr, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64) -> i64
+func.func private @tra_exec_fetch_wait(i64)
+func.func @fetch(%src: !llvm.ptr) -> index {
+  %one = arith.constant 1 : i64
+  %zero = arith.constant 0 : i64
+  %four = arith.constant 4 : i64
+  %a = memref.alloc() : memref<4xf32>
+  %ia = memref.extract_aligned_pointer_as_index %a : memref<4xf32> -> index
+  %ja = arith.index_cast %ia : index to i64
+  %pa = llvm.inttoptr %ja : i64 to !llvm.ptr
+  %h = call @tra_exec_fetch_start(%pa, %src, %four, %one, %four, %one, %one, %one, %one, %zero, %zero, %zero, %one, %zero, %zero, %zero) : (!llvm.ptr, !llvm.ptr, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64) -> i64
+  call @tra_exec_fetch_wait(%h) : (i64) -> ()
+  return %ia : index
+}

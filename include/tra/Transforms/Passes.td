@@ -185,9 +185,34 @@ def FetchTiersPass : Pass<"tra-fetch-tiers", "::mlir::func::FuncOp"> {
       %y = tra.einsum "bd,de->be" mul %x, %0 ...
     ```
 
+    With `overlap` (the default), each fetch of 1 to 4 dimensions is then
+    made non-blocking, so that the transfer overlaps compute as the plan's
+    estimate assumes: the `tra_comm.wait` stays right before the reader and
+    the `tra_comm.ifetch` starts right after the waits of the previous
+    reader of fetched tiles in the same block (at the block's start for the
+    first, and never before the slice it copies). So while one reader runs,
+    the tiles of the next are arriving: two readers' tiles in device memory
+    at a time, the planner's model.
+
+    ```mlir
+      %b0, %r0 = tra_comm.ifetch %w0 from "host" : tensor<8x8xf32>
+      ...
+      %f0 = tra_comm.wait %r0, %b0 : tensor<8x8xf32> -> tensor<8x8xf32>
+      %b1, %r1 = tra_comm.ifetch %w1 from "host" : tensor<8x8xf32>
+      %h0 = tra.einsum "bd,de->be" mul %x, %f0 ...
+      %f1 = tra_comm.wait %r1, %b1 : tensor<8x8xf32> -> tensor<8x8xf32>
+      %h1 = tra.einsum "bd,de->be" mul %h0, %f1 ...
+    ```
+
     Arguments without the attribute, and functions without such arguments,
     are left as they are.
   }];
+  let options = [
+    Option<"overlap", "overlap", "bool", /*default=*/"true",
+           "start each fetch while the previous reader of fetched tiles runs "
+           "(tra_comm.ifetch); false: fetch right before the reader, "
+           "blocking">
+  ];
   let dependentDialects = ["::mlir::tra::comm::CommDialect",
                            "::mlir::tensor::TensorDialect"];
 }
@@ -234,7 +259,11 @@ def EarlyDeallocPass : Pass<"tra-early-dealloc"> {
     `BufferViewFlowAnalysis` reports as dependent). Buffers with an alias
     that leaves the block (returned, yielded, stored, passed to a call, or
     used by an op with unknown memory effects on it) are left where the
-    deallocation pipeline put them. Run it after the deallocation pipeline
+    deallocation pipeline put them, except one call: a buffer whose address
+    only goes to the runtime's start of a non-blocking fetch
+    (`tra_exec_fetch_start` / `tra_cuda_fetch_start`, a bufferized
+    `tra_comm.ifetch`) is written until the wait of that fetch's handle, and
+    is freed after its last use from that wait on. Run it after the deallocation pipeline
     and before anything turns buffers into raw pointers (`tra-linalg-to-blas`
     passes pointers to its runtime calls).
 
