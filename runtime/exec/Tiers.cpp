@@ -12,21 +12,25 @@
 // computes with the previous tile and waited for right before its reader:
 // one copy thread per process copies the started tiles in order, so a
 // transfer overlaps the compute (and, for tiles streamed from a checkpoint
-// file, the disk reads behind its page faults overlap it too). The thread
-// starts with the first fetch and is joined when the runtime is unloaded
+// file, the disk reads behind its page faults overlap it too); a thread
+// that waits for a copy not finished yet copies what is left of it itself. The
+// thread starts with the first fetch and is joined when the runtime is unloaded
 // (process exit, or dlclose of a compiled library).
 //
 //===----------------------------------------------------------------------===//
 
 #include "tra/Exec/ABI.h"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstring>
 #include <deque>
+#include <memory>
 #include <mutex>
 #include <thread>
+#include <unordered_map>
 
 namespace {
 /// Tiers fetched from: host memory and disk (indices TraExecTier).
@@ -41,7 +45,8 @@ bool isTier(int32_t tier) {
   return tier == TRA_EXEC_TIER_HOST || tier == TRA_EXEC_TIER_DISK;
 }
 
-/// Time the copy thread copied and compiled code waited, since the reset.
+/// Time spent copying fetched tiles (by the copy thread or a waiting
+/// thread) and time compiled code waited for them, since the reset.
 std::atomic<int64_t> copyNanoseconds, waitNanoseconds;
 
 int64_t nanosecondsSince(std::chrono::steady_clock::time_point start) {
@@ -53,7 +58,8 @@ int64_t nanosecondsSince(std::chrono::steady_clock::time_point start) {
 constexpr int kMaxFetchRank = 4;
 
 /// One started fetch: a strided region of up to kMaxFetchRank dimensions,
-/// in bytes.
+/// in bytes: `rank` dimensions looped over, each position a run of `width`
+/// contiguous bytes.
 struct FetchCopy {
   char *dst;
   const char *src;
@@ -62,28 +68,91 @@ struct FetchCopy {
   int64_t sizes[kMaxFetchRank], dstStrides[kMaxFetchRank],
       srcStrides[kMaxFetchRank];
 
-  void run() const {
-    if (width == 0)
-      return;
-    int64_t index[kMaxFetchRank] = {0, 0, 0, 0};
-    while (true) {
-      int64_t dstOffset = 0, srcOffset = 0;
-      for (int d = 0; d < rank; ++d) {
-        dstOffset += index[d] * dstStrides[d];
-        srcOffset += index[d] * srcStrides[d];
-      }
-      std::memcpy(dst + dstOffset, src + srcOffset, size_t(width));
-      int d = rank;
-      while (d > 0 && ++index[d - 1] == sizes[d - 1])
-        index[--d] = 0;
-      if (d == 0)
-        return;
+  /// Runs (positions of the looped dimensions) of the copy.
+  int64_t runs() const {
+    int64_t n = 1;
+    for (int d = 0; d < rank; ++d)
+      n *= sizes[d];
+    return width == 0 ? 0 : n;
+  }
+
+  /// Copies bytes [begin, end) of the run at linear position `run`.
+  void copyRun(int64_t run, int64_t begin, int64_t end) const {
+    int64_t dstOffset = 0, srcOffset = 0;
+    for (int d = rank; d-- > 0;) {
+      int64_t index = run % sizes[d];
+      run /= sizes[d];
+      dstOffset += index * dstStrides[d];
+      srcOffset += index * srcStrides[d];
     }
+    std::memcpy(dst + dstOffset + begin, src + srcOffset + begin,
+                size_t(end - begin));
   }
 };
 
-/// The copy thread and the fetches started, in order: fetch `h` is done
-/// once `finished > h`.
+/// Bytes one piece of a fetch copies: small enough that a waiting thread
+/// can take over the rest of a copy in progress, large enough that claiming
+/// pieces costs nothing next to copying them.
+constexpr int64_t kPieceBytes = int64_t(1) << 18;
+
+/// A started fetch, cut into pieces that the copy thread and a thread
+/// waiting for it claim one at a time.
+class FetchJob {
+public:
+  explicit FetchJob(const FetchCopy &copy) : copy(copy) {
+    int64_t runs = copy.runs();
+    if (runs == 0) {
+      piecesPerRun = runsPerPiece = 1;
+      numPieces = 0;
+    } else if (runs == 1) {
+      // One run: pieces of its bytes.
+      piecesPerRun = std::max<int64_t>(1, copy.width / kPieceBytes);
+      runsPerPiece = 1;
+      numPieces = piecesPerRun;
+    } else {
+      piecesPerRun = 1;
+      runsPerPiece = std::max<int64_t>(1, kPieceBytes / copy.width);
+      numPieces = (runs + runsPerPiece - 1) / runsPerPiece;
+    }
+  }
+
+  /// Copies one unclaimed piece; false if none is left.
+  bool copyPiece() {
+    int64_t piece = next.fetch_add(1, std::memory_order_relaxed);
+    if (piece >= numPieces)
+      return false;
+    auto begin = std::chrono::steady_clock::now();
+    if (piecesPerRun > 1) {
+      int64_t begin = copy.width * piece / piecesPerRun;
+      int64_t end = copy.width * (piece + 1) / piecesPerRun;
+      copy.copyRun(0, begin, end);
+    } else {
+      int64_t first = piece * runsPerPiece;
+      int64_t last = std::min(copy.runs(), first + runsPerPiece);
+      for (int64_t run = first; run < last; ++run)
+        copy.copyRun(run, 0, copy.width);
+    }
+    copyNanoseconds.fetch_add(nanosecondsSince(begin),
+                              std::memory_order_relaxed);
+    done.fetch_add(1, std::memory_order_acq_rel);
+    return true;
+  }
+
+  bool finished() const {
+    return done.load(std::memory_order_acquire) == numPieces;
+  }
+
+private:
+  FetchCopy copy;
+  int64_t piecesPerRun, runsPerPiece, numPieces;
+  std::atomic<int64_t> next{0}, done{0};
+};
+
+/// The copy thread and the fetches started and not yet waited for. The
+/// thread copies the fetches in the order they started; a thread waiting
+/// for a fetch copies the pieces of it that are left itself rather than
+/// sleep (on a CPU the copy thread competes for the same cores, and a copy
+/// waited for is on the critical path).
 class Copier {
 public:
   ~Copier() {
@@ -97,23 +166,38 @@ public:
   }
 
   int64_t start(const FetchCopy &copy) {
+    auto job = std::make_shared<FetchJob>(copy);
     std::lock_guard<std::mutex> lock(mutex);
     if (!thread.joinable())
       thread = std::thread([this] { work(); });
-    queue.push_back(copy);
+    int64_t handle = started++;
+    jobs.emplace(handle, job);
+    queue.push_back(job);
     wake.notify_one();
-    return started++;
+    return handle;
   }
 
-  /// Waits for fetch `handle`; false if no such fetch was started.
+  /// Waits for fetch `handle`; false if no such fetch is in flight.
   bool wait(int64_t handle) {
-    std::unique_lock<std::mutex> lock(mutex);
-    if (handle < 0 || handle >= started)
-      return false;
-    if (finished > handle)
+    std::shared_ptr<FetchJob> job;
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      auto it = jobs.find(handle);
+      if (it == jobs.end())
+        return false;
+      job = std::move(it->second);
+      jobs.erase(it);
+    }
+    if (job->finished())
       return true;
     auto begin = std::chrono::steady_clock::now();
-    done.wait(lock, [&] { return finished > handle; });
+    while (job->copyPiece()) {
+    }
+    if (!job->finished()) {
+      // The copy thread is copying the last pieces.
+      std::unique_lock<std::mutex> lock(mutex);
+      done.wait(lock, [&] { return job->finished(); });
+    }
     waitNanoseconds.fetch_add(nanosecondsSince(begin),
                               std::memory_order_relaxed);
     return true;
@@ -126,23 +210,23 @@ private:
       wake.wait(lock, [&] { return stopping || !queue.empty(); });
       if (queue.empty())
         return;
-      FetchCopy copy = queue.front();
+      std::shared_ptr<FetchJob> job = queue.front();
       queue.pop_front();
       lock.unlock();
-      auto begin = std::chrono::steady_clock::now();
-      copy.run();
-      copyNanoseconds.fetch_add(nanosecondsSince(begin),
-                                std::memory_order_relaxed);
+      while (job->copyPiece()) {
+      }
       lock.lock();
-      ++finished;
+      // Under the mutex, so that a waiter that saw the job unfinished is
+      // already waiting for the notification.
       done.notify_all();
     }
   }
 
   std::mutex mutex;
   std::condition_variable wake, done;
-  std::deque<FetchCopy> queue;
-  int64_t started = 0, finished = 0;
+  std::deque<std::shared_ptr<FetchJob>> queue;
+  std::unordered_map<int64_t, std::shared_ptr<FetchJob>> jobs;
+  int64_t started = 0;
   bool stopping = false;
   std::thread thread;
 };

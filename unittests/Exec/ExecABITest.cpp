@@ -330,6 +330,34 @@ TEST(TierTest, ManyFetchesInFlight) {
   EXPECT_EQ(tra_exec_take_check_failure(), nullptr);
 }
 
+TEST(TierTest, LargeFetchesAreCopiedInPieces) {
+  // One contiguous run of 3 MiB + 4 bytes (pieces of its bytes), and 1000
+  // strided rows of 1 KiB (pieces of rows); the second is waited for at
+  // once, so the waiting thread copies pieces too.
+  std::vector<uint8_t> src((size_t(3) << 20) + 4);
+  for (size_t i = 0; i < src.size(); ++i)
+    src[i] = uint8_t(i * 131 + 7);
+  std::vector<uint8_t> run(src.size()), rows(1000 * 1024);
+  int64_t a =
+      startFetch(run.data(), src.data(), 1, {int64_t(src.size())}, {1}, {1});
+  int64_t b = startFetch(rows.data(), src.data() + 3, 1, {1000, 1024},
+                         {1024, 1}, {3000, 1});
+  tra_exec_fetch_wait(b);
+  tra_exec_fetch_wait(a);
+  EXPECT_EQ(run, src);
+  for (int r = 0; r < 1000; ++r)
+    ASSERT_EQ(std::memcmp(&rows[r * 1024], &src[3 + r * 3000], 1024), 0) << r;
+  // Each handle is waited for once: a second wait is an unknown handle.
+  tra_exec_fetch_wait(a);
+  const char *failure = tra_exec_take_check_failure();
+  ASSERT_NE(failure, nullptr);
+  EXPECT_NE(std::string(failure).find("no fetch"), std::string::npos);
+  // An empty tile is done at once.
+  int64_t c = startFetch(run.data(), src.data(), 4, {0, 8}, {8, 1}, {8, 1});
+  tra_exec_fetch_wait(c);
+  EXPECT_EQ(tra_exec_take_check_failure(), nullptr);
+}
+
 TEST(TierTest, InvalidFetchesAreCheckFailures) {
   float a[4] = {1, 2, 3, 4}, b[4] = {0, 0, 0, 0};
   // A rank outside 1..4, a negative stride, a null buffer: nothing copied.

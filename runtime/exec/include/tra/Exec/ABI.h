@@ -237,7 +237,8 @@ void tra_exec_tier_reset(void);
  * in elements of `elementBytes` bytes (unused trailing arguments ignored).
  * The runtime's copy thread copies the tiles in the order they were started,
  * while the caller computes; `src` must stay unchanged and `dst` untouched
- * until tra_exec_fetch_wait of the returned handle (>= 0) returns. Invalid
+ * until tra_exec_fetch_wait of the returned handle (>= 0) returns (once per
+ * handle; a waiting thread copies what is left of the tile itself). Invalid
  * arguments record a check failure (tra_exec_take_check_failure) and copy
  * nothing.
  */
@@ -250,9 +251,10 @@ int64_t tra_exec_fetch_start(void *dst, const void *src, int64_t elementBytes,
                              int64_t srcStride3);
 /** Returns once the copy of `handle` is in its buffer. */
 void tra_exec_fetch_wait(int64_t handle);
-/** Nanoseconds the copy thread spent copying, and that compiled code spent
- * waiting for its copies in tra_exec_fetch_wait, since the last
- * tra_exec_tier_reset: the difference is copying hidden behind compute. */
+/** Nanoseconds spent copying fetched tiles (by the copy thread or a waiting
+ * thread), and that compiled code spent in tra_exec_fetch_wait, since the
+ * last tra_exec_tier_reset: the difference is copying hidden behind
+ * compute. */
 int64_t tra_exec_fetch_copy_ns(void);
 int64_t tra_exec_fetch_wait_ns(void);
 
