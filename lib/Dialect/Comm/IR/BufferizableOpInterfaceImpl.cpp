@@ -625,6 +625,17 @@ struct WaitOpModel
   }
 };
 
+/// Counts a fetch of a tile of `type` from `tier` for the executable
+/// runtime (tra_exec_tier_fetched: its bytes and the tier's code).
+LogicalResult countFetched(OpBuilder &b, Operation *op, ShapedType type,
+                           StringRef tier) {
+  Location loc = op->getLoc();
+  int64_t bytes = type.getNumElements() * elementBytes(type.getElementType());
+  return callRuntime(b, op, "tra_exec_tier_fetched",
+                     {i64Constant(b, loc, bytes),
+                      i32Constant(b, loc, FetchOp::getTierCode(tier))});
+}
+
 /// A fetch: a fresh buffer and a copy into it (a memcpy on the host; on a
 /// GPU, tra-map-to-gpu makes the copy a device copy from the tier's buffer),
 /// counted for the tier by the executable runtime (tra_exec_tier_fetched).
@@ -643,12 +654,7 @@ struct FetchOpModel : public CommOpModel<FetchOpModel, FetchOp> {
     auto type = fetch.getResult().getType();
     Value result = allocate(rewriter, loc, type);
     memref::CopyOp::create(rewriter, loc, *buffer, result);
-    int64_t bytes = type.getNumElements() * elementBytes(type.getElementType());
-    if (failed(
-            callRuntime(rewriter, op, "tra_exec_tier_fetched",
-                        {i64Constant(rewriter, loc, bytes),
-                         i32Constant(rewriter, loc,
-                                     FetchOp::getTierCode(fetch.getTier()))})))
+    if (failed(countFetched(rewriter, op, type, fetch.getTier())))
       return failure();
     replaceOpWithBufferizedValues(rewriter, op, result);
     return success();
@@ -700,11 +706,7 @@ struct IFetchOpModel : public CommOpModel<IFetchOpModel, IFetchOp> {
         callRuntime(rewriter, op, fetchRuntimeName(op, "start"), args, i64);
     if (failed(call))
       return failure();
-    if (failed(callRuntime(
-            rewriter, op, "tra_exec_tier_fetched",
-            {i64Constant(rewriter, loc, type.getNumElements() * elementSize),
-             i32Constant(rewriter, loc,
-                         FetchOp::getTierCode(fetch.getTier()))})))
+    if (failed(countFetched(rewriter, op, type, fetch.getTier())))
       return failure();
     replaceOpWithBufferizedValues(
         rewriter, op, {result, requestOf(rewriter, loc, call->getResult(0))});
