@@ -31,7 +31,8 @@ const exec::Accelerator kCuda = {
     cuda::initialize,      cuda::describeDevice, cuda::allocate,
     cuda::release,         cuda::copyToDevice,   cuda::copyToHost,
     cuda::fillZero,        cuda::synchronize,    connect,
-    cuda::disconnectRanks, cuda::describeMoves,
+    cuda::disconnectRanks, cuda::describeMoves,  cuda::pinHostMemory,
+    cuda::unpinHostMemory,
 };
 } // namespace
 

@@ -4,8 +4,11 @@
 
 #include "tra/Cuda/ABI.h"
 
+#include <unistd.h>
+
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <mutex>
 
 using namespace tra;
@@ -34,6 +37,11 @@ std::mutex errorMutex;
 std::string pendingError;
 bool errorPending = false;
 std::string lastKernel;
+
+/// The host memory pinHostMemory pinned: the pointer it was given, and the
+/// start of the range it registered (the driver unregisters by that).
+std::mutex pinnedMutex;
+std::map<void *, void *> pinnedRanges;
 
 /// Reads an environment variable as a non-negative number; -1 if absent.
 int environmentOrdinal(const char *name) {
@@ -285,6 +293,73 @@ rt::Status copy(void *dst, const void *src, size_t bytes, const char *what) {
   return rt::Status::success();
 }
 } // namespace
+
+namespace {
+/// Registers [host, host + bytes) with the driver: as ordinary memory or,
+/// where the driver refuses that, as read-only memory, which is all that
+/// copies to the device need (.npy inputs and checkpoints are mapped
+/// read-only). The first failure is returned if both fail.
+CUresult registerRange(const DriverApi &api, void *host, size_t bytes) {
+  CUresult r = api.memHostRegister(host, bytes, 0);
+  if (r == CUDA_SUCCESS || r == CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED)
+    return r;
+  if (api.memHostRegister(host, bytes, CU_MEMHOSTREGISTER_READ_ONLY) ==
+      CUDA_SUCCESS)
+    return CUDA_SUCCESS;
+  return r;
+}
+} // namespace
+
+rt::Status tra::cuda::pinHostMemory(void *host, size_t bytes) {
+  if (!host || !bytes)
+    return rt::Error{"no host memory to pin"};
+  if (rt::Status status = initialize(); !status)
+    return status;
+  std::lock_guard<std::mutex> lock(pinnedMutex);
+  if (pinnedRanges.count(host))
+    return rt::Error{"the host memory is pinned already"};
+  // The driver is called directly, not through check(): a failure only
+  // leaves the memory pageable and must not become the program's error.
+  const DriverApi &api = *state.api;
+  if (CUresult r = api.ctxSetCurrent(state.context); r != CUDA_SUCCESS)
+    return rt::Error{"cannot pin host memory (cuCtxSetCurrent: " +
+                     describeResult(api, r) + ")"};
+  void *base = host;
+  CUresult r = registerRange(api, host, bytes);
+  if (r == CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED) {
+    // The driver pins whole pages: a tensor that shares its first or last
+    // page with one pinned before (neighbours in one mapped checkpoint) is
+    // pinned without those pages, which its neighbour's range pins.
+    uintptr_t page = uintptr_t(::sysconf(_SC_PAGESIZE));
+    uintptr_t begin = (reinterpret_cast<uintptr_t>(host) + page - 1) / page;
+    uintptr_t end = (reinterpret_cast<uintptr_t>(host) + bytes) / page;
+    if (begin < end) {
+      base = reinterpret_cast<void *>(begin * page);
+      r = registerRange(api, base, (end - begin) * page);
+    }
+  }
+  if (r != CUDA_SUCCESS)
+    return rt::Error{"cannot pin " + std::to_string(bytes) +
+                     " bytes of host memory (cuMemHostRegister: " +
+                     describeResult(api, r) + ")"};
+  pinnedRanges[host] = base;
+  return rt::Status::success();
+}
+
+void tra::cuda::unpinHostMemory(void *host) {
+  std::lock_guard<std::mutex> lock(pinnedMutex);
+  auto pinned = pinnedRanges.find(host);
+  if (pinned == pinnedRanges.end())
+    return;
+  void *base = pinned->second;
+  pinnedRanges.erase(pinned);
+  // Tile fetches still in flight on the copy stream may read the memory.
+  waitForFetches();
+  // A failure leaves the range registered until the process exits: nothing
+  // a later call could do better, so nothing is recorded.
+  if (state.api->ctxSetCurrent(state.context) == CUDA_SUCCESS)
+    (void)state.api->memHostUnregister(base);
+}
 
 rt::Status tra::cuda::copyToDevice(void *device, const void *host,
                                    size_t bytes) {

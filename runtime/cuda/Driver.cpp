@@ -82,6 +82,11 @@ rt::Result<const DriverApi *> openDriver() {
       {"cuMemsetD32Async",
        resolve(handle, "cuMemsetD32Async", api.memsetD32Async)},
       {"cuMemGetInfo_v2", resolve(handle, "cuMemGetInfo_v2", api.memGetInfo)},
+      // cuda.h maps cuMemHostRegister to its _v2 (the one that takes flags).
+      {"cuMemHostRegister_v2",
+       resolve(handle, "cuMemHostRegister_v2", api.memHostRegister)},
+      {"cuMemHostUnregister",
+       resolve(handle, "cuMemHostUnregister", api.memHostUnregister)},
   };
   for (const Entry &entry : entries)
     if (!entry.ok) {

@@ -51,6 +51,8 @@ struct DriverApi {
   CUresult (*memsetD16Async)(CUdeviceptr, unsigned short, size_t, CUstream);
   CUresult (*memsetD32Async)(CUdeviceptr, unsigned, size_t, CUstream);
   CUresult (*memGetInfo)(size_t *, size_t *);
+  CUresult (*memHostRegister)(void *, size_t, unsigned);
+  CUresult (*memHostUnregister)(void *);
 };
 
 /// Loads the driver library once; the result (and its error) is kept.

@@ -62,6 +62,11 @@ LocalModel::~LocalModel() {
   // The programs go first: they may still hold work on the device (the
   // device buffers go with the members).
   programs.clear();
+  // Before the weights' memory goes (the converted copies with the members,
+  // the checkpoint after the model).
+  for (auto &[host, isPinned] : pinnedWeights)
+    if (isPinned)
+      accelerator->unpinHost(host);
 }
 
 rt::Status LocalModel::prepareDevice() {
@@ -119,6 +124,16 @@ rt::Result<void *> LocalModel::deviceWeight(const rt::HostTensor &weight,
     return copy.error();
   deviceWeights[{name, widen}] = *copy;
   return *copy;
+}
+
+void LocalModel::pinHostWeight(void *host, size_t bytes) {
+  if (!accelerator->pinHost || !accelerator->unpinHost)
+    return;
+  // Tried once per buffer (programs share weights): a failure leaves it
+  // pageable, and trying again would fail again.
+  auto [entry, added] = pinnedWeights.emplace(host, false);
+  if (added)
+    entry->second = bool(accelerator->pinHost(host, bytes));
 }
 
 rt::Status
@@ -264,6 +279,10 @@ rt::Status LocalModel::bind(Program &program) {
         buffer = *copy;
       } else {
         buffer = const_cast<void *>(hostWeight(weight, t.name, widen));
+        if (accelerator && t.tier == TRA_EXEC_TIER_HOST)
+          pinHostWeight(
+              buffer, size_t(weight.numElements()) *
+                          (widen ? sizeof(float) : dtypeSize(weight.dtype())));
       }
       break;
     }

@@ -48,6 +48,10 @@ RankModel::~RankModel() {
   // The programs go first: they may still hold work on the device (the
   // device buffers go with the members).
   steps.clear();
+  // Before the weights' memory goes with the members.
+  for (auto &[host, isPinned] : pinnedWeights)
+    if (isPinned)
+      accelerator->unpinHost(host);
 }
 
 rt::Status RankModel::init(int rank, const std::string &checkpoint,
@@ -314,8 +318,19 @@ rt::Status RankModel::placeOnDevice(Step &step) {
     if (auto key = weightKeys.find(buffer); key != weightKeys.end()) {
       // A weight the plan keeps in a memory tier stays in host memory: the
       // program copies it to the GPU before each use (tra_comm.fetch).
-      if (input && info.tier != TRA_EXEC_TIER_DEVICE)
+      if (input && info.tier != TRA_EXEC_TIER_DEVICE) {
+        // Pinned, those in host memory (not the disk tier's, which stay
+        // paged in lazily): their fetches then copy directly and overlap
+        // the kernels. Tried once per buffer (steps share weights); a
+        // failure leaves it pageable.
+        if (info.tier == TRA_EXEC_TIER_HOST && accelerator->pinHost &&
+            accelerator->unpinHost) {
+          auto [entry, added] = pinnedWeights.emplace(buffer, false);
+          if (added)
+            entry->second = bool(accelerator->pinHost(buffer, bytes));
+        }
         continue;
+      }
       void *&copy = deviceWeights[key->second];
       if (!copy) {
         rt::Result<void *> placed = device.buffer(buffer, bytes);

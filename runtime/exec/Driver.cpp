@@ -488,15 +488,33 @@ void printTierFetches(const std::string &prefix, int64_t runs) {
   }
 }
 
-/// The device buffers of a GPU program's run, freed when it goes.
+/// The device buffers of a GPU program's run, freed when it goes, and the
+/// host memory of its inputs it pinned, unpinned then (before the inputs
+/// are freed or unmapped).
 class DeviceBuffers {
 public:
   explicit DeviceBuffers(const Accelerator &accelerator)
       : accelerator(accelerator) {}
   ~DeviceBuffers() {
+    for (void *host : pinned)
+      accelerator.unpinHost(host);
     for (void *pointer : pointers)
       accelerator.release(pointer);
   }
+  /// Pins the host memory of `tensor`, an input the program fetches from
+  /// the host-memory tier, if the accelerator can: its fetches then copy
+  /// directly and overlap the kernels. A failure leaves it pageable.
+  void pin(const HostTensor &tensor) {
+    if (!accelerator.pinHost || !accelerator.unpinHost || !tensor.byteSize())
+      return;
+    void *host = const_cast<uint8_t *>(tensor.data());
+    if (!accelerator.pinHost(host, tensor.byteSize()))
+      return;
+    pinned.push_back(host);
+    pinnedBytes += tensor.byteSize();
+  }
+  /// The bytes of host memory pin() pinned.
+  size_t hostBytesPinned() const { return pinnedBytes; }
   /// A device buffer holding `tensor` (or, with `copy` false, its size).
   Result<void *> add(const HostTensor &tensor, bool copy) {
     Result<void *> pointer = accelerator.allocate(tensor.byteSize());
@@ -514,13 +532,17 @@ public:
 private:
   const Accelerator &accelerator;
   std::vector<void *> pointers;
+  std::vector<void *> pinned;
+  size_t pinnedBytes = 0;
 };
 
 /// The buffers a program runs on: the host tensors `args` and `results`
 /// themselves or, for a GPU program (`accelerator`), device copies of the
 /// arguments and device space for the results, owned by `device`; the
 /// arguments whose `tiers` entry is a memory tier (TraExecTier) stay in
-/// host memory, where the program fetches them from.
+/// host memory, where the program fetches them from (pinned there for the
+/// run, those of the host-memory tier: the disk tier's mapped checkpoints
+/// stay paged in lazily).
 Result<std::vector<void *>>
 programBuffers(std::vector<HostTensor> &args, std::vector<HostTensor> &results,
                const std::vector<int64_t> &tiers,
@@ -538,6 +560,8 @@ programBuffers(std::vector<HostTensor> &args, std::vector<HostTensor> &results,
   for (size_t i = 0; i < args.size(); ++i) {
     HostTensor &arg = args[i];
     if (i < tiers.size() && tiers[i] != TRA_EXEC_TIER_DEVICE) {
+      if (tiers[i] == TRA_EXEC_TIER_HOST)
+        device->pin(arg);
       buffers.push_back(const_cast<uint8_t *>(arg.data()));
       continue;
     }
@@ -555,6 +579,17 @@ programBuffers(std::vector<HostTensor> &args, std::vector<HostTensor> &results,
     buffers.push_back(*pointer);
   }
   return buffers;
+}
+
+/// Prints on stderr, after `prefix`, the host memory a GPU program's run
+/// pinned for its fetches (`device`); nothing if none.
+void printPinned(const std::string &prefix,
+                 const std::optional<DeviceBuffers> &device) {
+  if (!device || device->hostBytesPinned() == 0)
+    return;
+  std::fprintf(stderr, "%spinned %llu bytes of host memory for fetches\n",
+               prefix.c_str(),
+               static_cast<unsigned long long>(device->hostBytesPinned()));
 }
 
 /// Copies a GPU program's results (device buffers `buffers[first + i]`)
@@ -637,6 +672,7 @@ Status run(const TraExecProgram &program, const Options &options,
   if (options.profile) {
     printProfile(program, times, threads);
     printTierFetches("profile: ", options.repeat);
+    printPinned("profile: ", device);
   }
 
   if (accelerator)
@@ -1016,6 +1052,7 @@ Result<int> runRank(const TraExecProgram &program, const Options &options,
                                         options.repeat));
     printTierFetches("profile: rank " + std::to_string(rank) + ": ",
                      options.repeat);
+    printPinned("profile: rank " + std::to_string(rank) + ": ", device);
   }
 
   if (accelerator)

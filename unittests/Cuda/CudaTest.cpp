@@ -3,6 +3,7 @@
 // runtime/cuda on the fake driver and fake cuBLAS of this directory (host
 // memory, kernels recorded, not run): initialization and its errors, the
 // caching pool, copies (strided ones and tile fetches on the copy stream),
+// pinned host memory,
 // lazy module loading, launches and the errors that name kernels, and the
 // row-major to column-major mapping of tra_cuda_gemm.
 // Each suite runs in its own process with the environment CMakeLists.txt
@@ -12,6 +13,7 @@
 
 #include "tra/Cuda/Cuda.h"
 #include "tra/Cuda/ABI.h"
+#include "tra/Cuda/Accelerator.h"
 
 #include <gtest/gtest.h>
 
@@ -19,6 +21,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <random>
 #include <string>
@@ -454,6 +457,96 @@ TEST(FakeGpu, FetchesAfterAnErrorDoNothing) {
 }
 
 // Moves between GPUs need the job's GPUs connected (the driver does it).
+// Host memory that fetches copy from is pinned while it is used, and
+// unpinned once, by the pointer it was pinned by.
+TEST(FakeGpu, PinnedHostMemoryIsUnpinnedOnce) {
+  // Loads the fake driver (whose counters the test reads).
+  ASSERT_TRUE(cuda::initialize()) << cuda::initialize().message();
+  auto pinnedBytes = driver<size_t (*)()>("fake_cuda_pinned_bytes");
+  auto pinnedRanges = driver<int (*)()>("fake_cuda_pinned_ranges");
+  auto flags = driver<unsigned (*)()>("fake_cuda_last_pin_flags");
+  ASSERT_TRUE(pinnedBytes && pinnedRanges && flags);
+  // The accelerator of compiled executables and the engine pins with these.
+  EXPECT_EQ(cuda::getAccelerator().pinHost, &cuda::pinHostMemory);
+  EXPECT_EQ(cuda::getAccelerator().unpinHost, &cuda::unpinHostMemory);
+  // Three pages; two tensors of 1.5 pages each share the middle one.
+  char *memory = static_cast<char *>(std::aligned_alloc(4096, 3 * 4096));
+  ASSERT_TRUE(memory);
+  ASSERT_TRUE(cuda::pinHostMemory(memory, 6144));
+  EXPECT_EQ(pinnedBytes(), 6144u);
+  EXPECT_EQ(flags(), 0u);
+  rt::Status twice = cuda::pinHostMemory(memory, 6144);
+  ASSERT_FALSE(twice);
+  EXPECT_NE(twice.message().find("pinned already"), std::string::npos)
+      << twice.message();
+  // The driver refuses the second tensor's range (it shares a page with the
+  // first one): its pages the first does not pin are pinned instead.
+  ASSERT_TRUE(cuda::pinHostMemory(memory + 6144, 6144));
+  EXPECT_EQ(pinnedRanges(), 2);
+  EXPECT_EQ(pinnedBytes(), 6144u + 4096u);
+  cuda::unpinHostMemory(memory + 6144);
+  EXPECT_EQ(pinnedBytes(), 6144u);
+  // Unpinning again, or memory never pinned: nothing.
+  cuda::unpinHostMemory(memory + 6144);
+  cuda::unpinHostMemory(memory + 1);
+  EXPECT_EQ(pinnedBytes(), 6144u);
+  cuda::unpinHostMemory(memory);
+  EXPECT_EQ(pinnedBytes(), 0u);
+  EXPECT_EQ(pinnedRanges(), 0);
+  EXPECT_EQ(takeError(), "");
+  std::free(memory);
+}
+
+// Pinning is an optimisation: a failure is returned, the memory stays
+// pageable, and it is no error of the GPU (later calls still work).
+TEST(FakeGpu, PinFailuresAreStatusesNotGpuErrors) {
+  ASSERT_TRUE(cuda::initialize()) << cuda::initialize().message();
+  auto failRegisters = driver<void (*)(int)>("fake_cuda_fail_host_registers");
+  auto readOnly = driver<void (*)(int)>("fake_cuda_set_read_only_host_memory");
+  auto pinnedBytes = driver<size_t (*)()>("fake_cuda_pinned_bytes");
+  auto flags = driver<unsigned (*)()>("fake_cuda_last_pin_flags");
+  ASSERT_TRUE(failRegisters && readOnly && pinnedBytes && flags);
+  std::vector<float> host(1024, 1.5f);
+  failRegisters(800); // CUDA_ERROR_NOT_PERMITTED
+  rt::Status refused = cuda::pinHostMemory(host.data(), 4096);
+  failRegisters(0);
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.message().find("cannot pin 4096 bytes of host memory "
+                                   "(cuMemHostRegister: "
+                                   "CUDA_ERROR_NOT_PERMITTED"),
+            std::string::npos)
+      << refused.message();
+  EXPECT_EQ(pinnedBytes(), 0u);
+  EXPECT_EQ(takeError(), "");
+  cuda::unpinHostMemory(host.data());
+  // The memory is still copied, pageable.
+  void *device = cuda::allocate(4096).value();
+  ASSERT_TRUE(cuda::copyToDevice(device, host.data(), 4096));
+  EXPECT_EQ(readBack(device, 1024), host);
+  cuda::release(device);
+  // Nothing to pin, and a range inside one pinned already.
+  EXPECT_FALSE(cuda::pinHostMemory(nullptr, 16));
+  EXPECT_FALSE(cuda::pinHostMemory(host.data(), 0));
+  ASSERT_TRUE(cuda::pinHostMemory(host.data(), 4096));
+  rt::Status inside = cuda::pinHostMemory(host.data() + 10, 100);
+  ASSERT_FALSE(inside);
+  EXPECT_NE(inside.message().find("CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED"),
+            std::string::npos)
+      << inside.message();
+  cuda::unpinHostMemory(host.data() + 10);
+  EXPECT_EQ(pinnedBytes(), 4096u);
+  cuda::unpinHostMemory(host.data());
+  EXPECT_EQ(pinnedBytes(), 0u);
+  // A read-only mapping (.npy inputs, checkpoints) is pinned read-only.
+  readOnly(1);
+  ASSERT_TRUE(cuda::pinHostMemory(host.data(), 4096));
+  readOnly(0);
+  EXPECT_EQ(flags(), 8u); // CU_MEMHOSTREGISTER_READ_ONLY
+  cuda::unpinHostMemory(host.data());
+  EXPECT_EQ(pinnedBytes(), 0u);
+  EXPECT_EQ(takeError(), "");
+}
+
 TEST(FakeGpu, MovesBeforeConnectingAreAnError) {
   float value = 1.0f;
   int32_t ranks[] = {0, 1};

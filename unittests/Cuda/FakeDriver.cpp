@@ -6,13 +6,16 @@
 // recorded. FAKE_CUDA_MODE selects a failure: "no-device" (cuInit
 // fails), "old" (a CUDA 12.4 driver), "sm75" (a Turing GPU);
 // FAKE_CUDA_MEMORY_LIMIT=BYTES gives the device that much memory (a program
-// that allocates more gets CUDA_ERROR_OUT_OF_MEMORY). The fake_* functions
-// let a test steer and inspect it.
+// that allocates more gets CUDA_ERROR_OUT_OF_MEMORY). Pinned host memory
+// (cuMemHostRegister) is recorded, and ranges that share a page refused as
+// the real driver refuses them. The fake_* functions let a test steer and
+// inspect it.
 //
 //===----------------------------------------------------------------------===//
 
 #include <cuda.h>
 
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <deque>
@@ -49,6 +52,17 @@ int eventsCreated = 0, eventRecords = 0, eventWaits = 0;
 CUresult eventRecordResult = CUDA_SUCCESS;
 // Copies issued on each stream (by index in streamTags; 4: another one).
 int copiesOnStream[5];
+// Registered host ranges (start, bytes) and their flags; a failure to give
+// every registration (until cleared), or only those without
+// CU_MEMHOSTREGISTER_READ_ONLY (a read-only mapping).
+struct HostRange {
+  char *start;
+  size_t bytes;
+  unsigned flags;
+};
+std::vector<HostRange> hostRanges;
+CUresult hostRegisterResult = CUDA_SUCCESS;
+bool readOnlyHostMemory = false;
 
 int streamIndex(CUstream s) {
   for (int i = 0; i < streamsCreated; ++i)
@@ -79,6 +93,22 @@ int fake_cuda_events_created() { return eventsCreated; }
 int fake_cuda_events_live() { return int(events.size()); }
 int fake_cuda_event_records() { return eventRecords; }
 int fake_cuda_event_waits() { return eventWaits; }
+void fake_cuda_fail_host_registers(int result) {
+  hostRegisterResult = CUresult(result);
+}
+void fake_cuda_set_read_only_host_memory(int readOnly) {
+  readOnlyHostMemory = readOnly != 0;
+}
+size_t fake_cuda_pinned_bytes() {
+  size_t bytes = 0;
+  for (const HostRange &range : hostRanges)
+    bytes += range.bytes;
+  return bytes;
+}
+int fake_cuda_pinned_ranges() { return int(hostRanges.size()); }
+unsigned fake_cuda_last_pin_flags() {
+  return hostRanges.empty() ? ~0u : hostRanges.back().flags;
+}
 
 // ---- the driver API ----
 CUresult cuInit(unsigned) {
@@ -107,6 +137,12 @@ CUresult cuGetErrorName(CUresult r, const char **s) {
     return CUDA_SUCCESS;
   case CUDA_ERROR_INVALID_HANDLE:
     *s = "CUDA_ERROR_INVALID_HANDLE";
+    return CUDA_SUCCESS;
+  case CUDA_ERROR_NOT_PERMITTED:
+    *s = "CUDA_ERROR_NOT_PERMITTED";
+    return CUDA_SUCCESS;
+  case CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED:
+    *s = "CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED";
     return CUDA_SUCCESS;
   default:
     return CUDA_ERROR_INVALID_VALUE;
@@ -296,5 +332,30 @@ CUresult cuMemGetInfo_v2(size_t *freeBytes, size_t *total) {
   *total = memoryLimit == SIZE_MAX ? size_t(80) << 30 : memoryLimit;
   *freeBytes = *total - memoryUsed;
   return CUDA_SUCCESS;
+}
+CUresult cuMemHostRegister_v2(void *p, size_t bytes, unsigned flags) {
+  if (hostRegisterResult != CUDA_SUCCESS)
+    return hostRegisterResult;
+  if (!p || !bytes)
+    return CUDA_ERROR_INVALID_VALUE;
+  if (readOnlyHostMemory && !(flags & CU_MEMHOSTREGISTER_READ_ONLY))
+    return CUDA_ERROR_INVALID_VALUE;
+  // The driver pins whole pages: ranges that share one overlap.
+  auto page = [](const char *a) { return uintptr_t(a) / 4096; };
+  char *start = static_cast<char *>(p);
+  for (const HostRange &range : hostRanges)
+    if (page(start) <= page(range.start + range.bytes - 1) &&
+        page(range.start) <= page(start + bytes - 1))
+      return CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED;
+  hostRanges.push_back({start, bytes, flags});
+  return CUDA_SUCCESS;
+}
+CUresult cuMemHostUnregister(void *p) {
+  for (auto it = hostRanges.begin(); it != hostRanges.end(); ++it)
+    if (it->start == p) {
+      hostRanges.erase(it);
+      return CUDA_SUCCESS;
+    }
+  return CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED;
 }
 } // extern "C"

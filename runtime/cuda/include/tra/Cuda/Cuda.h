@@ -59,6 +59,20 @@ rt::Status copyToHost(void *host, const void *device, size_t bytes);
 rt::Status copyOnDevice(void *dst, const void *src, size_t bytes);
 rt::Status fillZero(void *device, size_t bytes);
 
+/// Page-locks (pins) the `bytes` of host memory at `host` that copies to
+/// the device read (a memory tier's weights, which tile fetches copy on the
+/// copy stream), so that the driver copies them directly and asynchronously
+/// instead of staging them through its own pinned buffers. An optimisation
+/// only: where the driver refuses (a range pinned already, a limit on locked
+/// memory) the error is returned, the memory stays pageable and nothing is
+/// left pending for synchronize(). Memory pinned here must be unpinned
+/// before it is freed or unmapped.
+rt::Status pinHostMemory(void *host, size_t bytes);
+/// Unpins what pinHostMemory(host, ...) pinned, once the copies that may
+/// read it are done; nothing for any other pointer (one not pinned, or
+/// unpinned already).
+void unpinHostMemory(void *host);
+
 /// Waits until the stream is idle and returns the first error of any call
 /// since the last check (clearing it), naming the call or kernel.
 rt::Status synchronize();

@@ -124,6 +124,10 @@ private:
   /// (made on first use).
   rt::Result<void *> deviceWeight(const rt::HostTensor &weight,
                                   const std::string &name, bool widen);
+  /// GPU: pins the `bytes` at `host`, a weight the programs fetch from the
+  /// host-memory tier, so that the fetches copy directly and overlap the
+  /// kernels (once per buffer; a failure leaves it pageable).
+  void pinHostWeight(void *host, size_t bytes);
 
   rt::LlamaParams p;
   int64_t threads = 1;
@@ -143,6 +147,9 @@ private:
   void *deviceCos = nullptr, *deviceSin = nullptr;
   std::array<std::vector<void *>, 2> deviceCaches;
   std::map<std::pair<std::string, bool>, void *> deviceWeights;
+  /// GPU: the host-tier weight buffers pinHostWeight tried, and whether it
+  /// pinned them (unpinned with the model).
+  std::map<void *, bool> pinnedWeights;
   /// GPU: every device buffer above, freed with the model.
   DeviceMemory device;
 };

@@ -170,6 +170,9 @@ private:
   const exec::Accelerator *accelerator = nullptr;
   /// GPU: the device copies of `weights`, by the same keys.
   std::map<std::string, void *> deviceWeights;
+  /// GPU: the host-tier weight buffers placeOnDevice tried to pin, and
+  /// whether it did (unpinned with the model).
+  std::map<void *, bool> pinnedWeights;
   /// GPU: every device buffer above, freed with the model.
   DeviceMemory device;
 };

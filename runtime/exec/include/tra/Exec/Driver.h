@@ -83,6 +83,13 @@ struct Accelerator {
   /// What this rank's program moved between the devices since connect, as
   /// --profile prints it ("handed NCCL ...").
   std::string (*describeMoves)();
+  /// Optional (may be null): page-locks the host memory of an input the
+  /// program fetches from a memory tier, so that its copies to the device
+  /// run directly and asynchronously. A failure leaves the memory pageable
+  /// (the program runs as well, its fetches slower) and is no error of the
+  /// device. What was pinned is unpinned (unpinHost) before it is freed.
+  rt::Status (*pinHost)(void *host, size_t bytes);
+  void (*unpinHost)(void *host);
 };
 
 /// Runs `program` as the command line `argv` asks and returns the process
