@@ -162,9 +162,10 @@ public:
     config.reportTimings = false;
     config.oneStepPrefill = prefill || prompt.size() == 1;
     // The prompt runs in steps of the prefill chunk's program (compiled
-    // once, whatever the prompt's length).
+    // once, whatever the prompt's length), the one that computes the logits
+    // of its last row only: sampling needs no other.
     if (config.oneStepPrefill && prompt.size() > 1)
-      addProgram(prefillChunk);
+      addProgram(prefillChunk, /*oneRow=*/true);
     engine::GenerationConfig::Outcome outcome;
     config.outcome = &outcome;
     rt::Status status;
@@ -220,16 +221,17 @@ public:
   const py::dict &lastTimings() const { return timings; }
 
 private:
-  /// Compiles (or finds in the cache) the program for `seq` tokens per step.
-  void addProgram(int64_t seq) {
-    if (model->hasProgram(seq))
+  /// Compiles (or finds in the cache) the program for `seq` tokens per step
+  /// that returns every row of logits, or (`oneRow`) the last row only.
+  void addProgram(int64_t seq, bool oneRow = false) {
+    if (model->hasProgram(seq, oneRow))
       return;
     std::string notes;
     llvm::raw_string_ostream notesStream(notes);
     llvm::Expected<mlir::tra::CompiledProgram> compiled =
         mlir::tra::compileLlamaStep(context, ckpt.params, seq, threads,
                                     cacheDirectory, hwText, notesStream, cuda,
-                                    weightDTypes);
+                                    weightDTypes, oneRow);
     if (!compiled)
       throw py::value_error(llvm::toString(compiled.takeError()));
     if (rt::Status status = model->addProgram(std::move(compiled->program));

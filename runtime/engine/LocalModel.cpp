@@ -166,15 +166,23 @@ LocalModel::addProgram(std::unique_ptr<exec::ProgramLibrary> library) {
   if (seq < 1)
     return rt::fileError(path, "@forward has no input 'tokens' of one "
                                "dimension (not a LLaMA step program)");
-  if (programs.count(seq))
-    return rt::fileError(path, "a second program for " + std::to_string(seq) +
-                                   " tokens per step");
+  bool oneRow = false;
+  for (int64_t i = 0; i < desc.numInputs; ++i)
+    oneRow |= classifyStepInput(desc.inputs[i].name, p.nLayers).kind ==
+              StepTensorKind::LogitsRow;
+  const std::pair<int64_t, bool> key(seq, oneRow);
+  if (programs.count(key))
+    return rt::fileError(
+        path, std::string("a second program for ") + std::to_string(seq) +
+                  " tokens per step computing " +
+                  (oneRow ? "the last row" : "every row") + " of logits");
   // Bound in place: the buffer table points into the program (its `pos`).
-  Program &program = programs[seq];
+  Program &program = programs[key];
   program.seq = seq;
+  program.oneRow = oneRow;
   program.library = std::move(library);
   if (rt::Status status = bind(program); !status) {
-    programs.erase(seq);
+    programs.erase(key);
     return status;
   }
   program.library->setNumThreads(threads);
@@ -185,9 +193,6 @@ rt::Status LocalModel::bind(Program &program) {
   const TraExecProgram &desc = program.library->program();
   const std::string &path = program.library->path();
   const int64_t seq = program.seq;
-  for (int64_t i = 0; i < desc.numInputs; ++i)
-    program.oneRow |= classifyStepInput(desc.inputs[i].name, p.nLayers).kind ==
-                      StepTensorKind::LogitsRow;
   const int64_t rows = program.oneRow ? 1 : seq;
   program.tokens.assign(size_t(seq), 0);
   program.logits.assign(size_t(rows * p.vocabSize), 0.0f);
@@ -328,16 +333,26 @@ rt::Status LocalModel::bind(Program &program) {
 std::vector<int64_t> LocalModel::programLengths() const {
   std::vector<int64_t> lengths;
   for (const auto &entry : programs)
-    lengths.push_back(entry.first);
+    if (lengths.empty() || lengths.back() != entry.first.first)
+      lengths.push_back(entry.first.first);
   return lengths;
+}
+
+bool LocalModel::hasProgram(int64_t seq) const {
+  return hasProgram(seq, false) || hasProgram(seq, true);
 }
 
 std::vector<std::string> LocalModel::tierFetchReport() const {
   std::vector<std::string> lines;
-  for (const auto &[seq, program] : programs) {
+  for (const auto &[key, program] : programs) {
     std::string fetched = program.library->describeTierFetches();
+    // Named as the note of its plan names it; "last row" where the model
+    // also has the all-row program of the length.
+    bool both = programs.count({key.first, !key.second}) != 0;
     if (!fetched.empty())
-      lines.push_back(describeStepProgram(seq) + ": " + fetched);
+      lines.push_back(describeStepProgram(key.first) +
+                      (both && key.second ? " (last row)" : "") + ": " +
+                      fetched);
   }
   return lines;
 }
@@ -354,8 +369,13 @@ rt::Status LocalModel::step(const std::vector<int64_t> &tokens, int64_t pos,
     // Sampling reads the step's last row; every row is for --logits-out.
     int64_t firstRow = allRows ? 0 : chunk.count - 1;
     bool wantRows = allRows || c + 1 == chunks->size();
+    // Every row needs an all-row program (a one-row one says so); the last
+    // row, or none, is cheaper from a one-row program.
+    auto it = programs.find({chunk.seq, !allRows});
+    if (it == programs.end())
+      it = programs.find({chunk.seq, allRows});
     if (rt::Status status =
-            runProgram(programs.at(chunk.seq), tokens, chunk,
+            runProgram(it->second, tokens, chunk,
                        wantRows ? firstRow : chunk.count, logits);
         !status)
       return status;

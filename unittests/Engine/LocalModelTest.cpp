@@ -146,6 +146,59 @@ TEST(LocalModel, AOneRowProgramGivesTheLastRealRow) {
   EXPECT_TRUE(oneRow.step(tokens, 0, 1, logits).ok());
 }
 
+TEST(LocalModel, BothProgramsOfOneLengthServeTheirSteps) {
+  // The all-row and the one-row program of 3 tokens side by side: steps
+  // that want every row run the first, steps that want the last row (or
+  // none) the second; a third program of either kind is refused.
+  rt::LlamaCheckpoint ckpt = tinyCheckpoint();
+  std::vector<int64_t> tokens = {1, 2, 3, 4, 2, 1, 3, 2};
+  LocalModel reference(ckpt, 1);
+  ASSERT_TRUE(reference.addProgram(openStep(TRA_FAKE_STEP_SEQ3)).ok());
+  ASSERT_TRUE(reference.addProgram(openStep(TRA_FAKE_STEP_SEQ1)).ok());
+  LocalModel model(ckpt, 1);
+  std::unique_ptr<exec::ProgramLibrary> all = openStep(TRA_FAKE_STEP_SEQ3);
+  std::unique_ptr<exec::ProgramLibrary> last =
+      openStep(TRA_FAKE_STEP_SEQ3_ONE_ROW);
+  const exec::ProgramLibrary *allRuns = all.get(), *lastRuns = last.get();
+  ASSERT_TRUE(model.addProgram(std::move(all)).ok());
+  EXPECT_TRUE(model.hasProgram(3, false));
+  EXPECT_FALSE(model.hasProgram(3, true));
+  ASSERT_TRUE(model.addProgram(std::move(last)).ok());
+  ASSERT_TRUE(model.addProgram(openStep(TRA_FAKE_STEP_SEQ1)).ok());
+  EXPECT_TRUE(model.hasProgram(3));
+  EXPECT_TRUE(model.hasProgram(3, true));
+  EXPECT_EQ(model.programLengths(), (std::vector<int64_t>{1, 3}));
+  rt::Status again = model.addProgram(openStep(TRA_FAKE_STEP_SEQ3_ONE_ROW));
+  ASSERT_FALSE(again.ok());
+  EXPECT_NE(again.message().find("a second program for 3 tokens per step "
+                                 "computing the last row"),
+            std::string::npos)
+      << again.message();
+
+  // Every row: 7 tokens in 3 + 3 + 1, all through the all-row program.
+  std::vector<double> expected, got;
+  ASSERT_TRUE(reference.step(tokens, 0, 7, expected).ok());
+  ASSERT_TRUE(model.step(tokens, 0, 7, got).ok());
+  ASSERT_EQ(got.size(), expected.size());
+  for (size_t j = 0; j < got.size(); ++j)
+    EXPECT_NEAR(got[j], expected[j], 1e-6) << j;
+  EXPECT_EQ(allRuns->numRuns(), 2);
+  EXPECT_EQ(lastRuns->numRuns(), 0);
+
+  // The last row: the one-row program, also for the chunk whose logits
+  // nobody reads.
+  reference.resetCaches();
+  model.resetCaches();
+  reference.allRows = model.allRows = false;
+  ASSERT_TRUE(reference.step(tokens, 0, 7, expected).ok());
+  ASSERT_TRUE(model.step(tokens, 0, 7, got).ok());
+  ASSERT_EQ(got.size(), 5u);
+  for (size_t j = 0; j < 5; ++j)
+    EXPECT_NEAR(got[j], expected[j], 1e-6) << j;
+  EXPECT_EQ(allRuns->numRuns(), 2);
+  EXPECT_EQ(lastRuns->numRuns(), 2);
+}
+
 TEST(LocalModel, SixteenBitWeightsAreConverted) {
   // 0.5 * j is exact in bf16: the same logits as from f32 weights.
   rt::LlamaCheckpoint ckpt = tinyCheckpoint(rt::DType::BF16);

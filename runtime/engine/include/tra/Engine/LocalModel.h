@@ -56,10 +56,18 @@ public:
 
   /// Adds the step program in `library` (a one-device @forward): binds each
   /// of its inputs and outputs by name (StepTensors.h), checking element
-  /// type and shape against the model. Errors name the library's file.
+  /// type and shape against the model. A model may hold, for one step
+  /// length, a program that returns every row of logits and one that
+  /// returns the last row only (input `logits_row`). Errors name the
+  /// library's file.
   rt::Status addProgram(std::unique_ptr<exec::ProgramLibrary> library);
   /// Whether a program runs steps of `seq` tokens.
-  bool hasProgram(int64_t seq) const { return programs.count(seq) != 0; }
+  bool hasProgram(int64_t seq) const;
+  /// Whether a program runs steps of `seq` tokens returning the last row
+  /// of logits only (`oneRow`) or every row.
+  bool hasProgram(int64_t seq, bool oneRow) const {
+    return programs.count({seq, oneRow}) != 0;
+  }
 
   /// The tokens per step of the programs added so far.
   std::vector<int64_t> programLengths() const;
@@ -68,7 +76,8 @@ public:
   /// before pos) with the programs added, in chunks (StepChunks.h): the
   /// program for n tokens if there is one, else the prefill chunk's (padded)
   /// and the decoding program's. `logits` receives every row (n x vocab) if
-  /// allRows, else the last one.
+  /// allRows, else the last one (then each chunk runs the program of its
+  /// length that computes the last row only, where there is one).
   rt::Status step(const std::vector<int64_t> &tokens, int64_t pos, int64_t n,
                   std::vector<double> &logits);
 
@@ -140,7 +149,9 @@ private:
   /// Two sets of 2 * nLayers caches; set `parity` holds the current ones.
   std::array<std::vector<std::vector<float>>, 2> caches;
   bool parity = false;
-  std::map<int64_t, Program> programs;
+  /// By (tokens per step, whether the program computes the last row of
+  /// logits only).
+  std::map<std::pair<int64_t, bool>, Program> programs;
 
   const exec::Accelerator *accelerator = nullptr;
   bool devicePrepared = false;
