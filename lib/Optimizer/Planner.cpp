@@ -323,12 +323,39 @@ static std::vector<double> getOperationWork(func::FuncOp func,
   return work;
 }
 
-/// The stages of the operations of `work` (getOperationWork) on `model`'s
-/// nodes cut into `numStages` groups of consecutive nodes: the operations
-/// in program order, cut where the work done so far reaches the stages'
-/// share of the peak flop/s. Empty when some stage would get no operation.
-static std::vector<PipelineStage>
-cutStages(ArrayRef<double> work, const CostModel &model, unsigned numStages) {
+/// The bytes of the function arguments each operation of `func` reads
+/// first, in program order (the weights a stage that runs it must hold).
+static std::vector<double> getOperationArgumentBytes(func::FuncOp func) {
+  std::vector<double> bytes;
+  llvm::DenseSet<Value> seen;
+  for (Operation &op : func.getBody().front().without_terminator()) {
+    double first = 0;
+    for (Value operand : op.getOperands()) {
+      auto type = dyn_cast<RankedTensorType>(operand.getType());
+      if (!isa<BlockArgument>(operand) || !type || !type.hasStaticShape() ||
+          !seen.insert(operand).second)
+        continue;
+      first += double(type.getNumElements()) *
+               double(std::max<unsigned>(type.getElementTypeBitWidth(), 8) / 8);
+    }
+    bytes.push_back(first);
+  }
+  return bytes;
+}
+
+/// What the operations of a pipeline are cut by: their compute over the
+/// stages' peak flop/s, or the weights they read over the stages' memory.
+enum class StageMeasure { Compute, Memory };
+
+/// The stages of the operations of `load` (getOperationWork or
+/// getOperationArgumentBytes, per `measure`) on `model`'s nodes cut into
+/// `numStages` groups of consecutive nodes: the operations in program
+/// order, cut where the load so far reaches the stages' share of the peak
+/// flop/s or of the memory. Empty when some stage would get no operation.
+static std::vector<PipelineStage> cutStages(ArrayRef<double> load,
+                                            const CostModel &model,
+                                            unsigned numStages,
+                                            StageMeasure measure) {
   const auto &hardware = model.getHardware();
   unsigned nodesPerStage = hardware.numNodes() / numStages;
   std::vector<PipelineStage> stages(numStages);
@@ -341,14 +368,16 @@ cutStages(ArrayRef<double> work, const CostModel &model, unsigned numStages) {
       const auto &node = hardware.getNode(s * nodesPerStage + n);
       stages[s].numDevices += node.numDevices;
       for (const auto &device : hardware.getDevicesOfNode(node.id))
-        capacity[s] += device.getPeakFlops(::tra::hw::DType::F32);
+        capacity[s] += measure == StageMeasure::Compute
+                           ? device.getPeakFlops(::tra::hw::DType::F32)
+                           : double(device.memoryBytes);
     }
     totalCapacity += capacity[s];
   }
   double total = 0;
-  for (double w : work)
+  for (double w : load)
     total += w;
-  if (total <= 0 || totalCapacity <= 0 || work.size() < numStages)
+  if (total <= 0 || totalCapacity <= 0 || load.size() < numStages)
     return {};
   double done = 0, share = 0;
   unsigned op = 0;
@@ -357,11 +386,11 @@ cutStages(ArrayRef<double> work, const CostModel &model, unsigned numStages) {
     stages[stage].firstOp = op;
     // The last stage takes the rest; the others up to their share, at
     // least one operation each, leaving one for every later stage.
-    while (op < work.size() && (stage + 1 == numStages ||
-                                (op + (numStages - stage) <= work.size() &&
+    while (op < load.size() && (stage + 1 == numStages ||
+                                (op + (numStages - stage) <= load.size() &&
                                  (op == stages[stage].firstOp ||
-                                  done + 0.5 * work[op] <= share * total)))) {
-      done += work[op];
+                                  done + 0.5 * load[op] <= share * total)))) {
+      done += load[op];
       ++op;
     }
     if (op == stages[stage].firstOp)
@@ -369,6 +398,33 @@ cutStages(ArrayRef<double> work, const CostModel &model, unsigned numStages) {
     stages[stage].lastOp = op - 1;
   }
   return stages;
+}
+
+/// Whether the `numStages` groups of `model`'s nodes have shares of the
+/// memory that differ from their shares of the peak flop/s (by more than
+/// 1%): then a cut by weights differs from a cut by compute in kind.
+static bool hasUnevenStages(const CostModel &model, unsigned numStages) {
+  const auto &hardware = model.getHardware();
+  unsigned nodesPerStage = hardware.numNodes() / numStages;
+  std::vector<double> flops(numStages, 0.0), memory(numStages, 0.0);
+  double totalFlops = 0, totalMemory = 0;
+  for (unsigned s = 0; s < numStages; ++s)
+    for (unsigned n = 0; n < nodesPerStage; ++n)
+      for (const auto &device : hardware.getDevicesOfNode(
+               hardware.getNode(s * nodesPerStage + n).id)) {
+        flops[s] += device.getPeakFlops(::tra::hw::DType::F32);
+        memory[s] += double(device.memoryBytes);
+      }
+  for (unsigned s = 0; s < numStages; ++s) {
+    totalFlops += flops[s];
+    totalMemory += memory[s];
+  }
+  if (totalFlops <= 0 || totalMemory <= 0)
+    return false;
+  for (unsigned s = 0; s < numStages; ++s)
+    if (std::abs(flops[s] / totalFlops - memory[s] / totalMemory) > 0.01)
+      return true;
+  return false;
 }
 
 /// The device block of every operation of `func` under `stages`.
@@ -387,7 +443,10 @@ getStageBlocks(func::FuncOp func, ArrayRef<PipelineStage> stages) {
 
 /// Plans `func` in pipeline stages on every number of groups of nodes
 /// (dividing the node count) and returns the fastest attempt that fits, if
-/// it is faster than `best` (or `best` does not fit).
+/// it is faster than `best` (or `best` does not fit). The operations are cut
+/// by compute; also by the weights they read, where the stages' shares of
+/// memory differ from their shares of compute (devices of different kinds)
+/// or the compute cut does not fit.
 static llvm::Expected<std::optional<Attempt>>
 attemptPipelines(func::FuncOp func, const CostModel &model,
                  const PlannerOptions &options, const Attempt &best,
@@ -399,22 +458,42 @@ attemptPipelines(func::FuncOp func, const CostModel &model,
   double fastest = best.getFitting() ? best.summary.estimatedTime
                                      : std::numeric_limits<double>::infinity();
   std::vector<double> work = getOperationWork(func, model);
+  std::vector<double> bytes = getOperationArgumentBytes(func);
   for (unsigned numStages = 2; numStages <= numNodes; ++numStages) {
     if (numNodes % numStages)
       continue;
-    std::vector<PipelineStage> stages = cutStages(work, model, numStages);
-    if (stages.empty())
-      continue;
-    llvm::Expected<Attempt> attempt =
-        attemptPlan(func, model, options, {}, getStageBlocks(func, stages));
-    if (!attempt)
-      return attempt.takeError();
-    searches += attempt->summary.searches;
-    if (!attempt->getFitting() || attempt->summary.estimatedTime >= fastest)
-      continue;
-    fastest = attempt->summary.estimatedTime;
-    attempt->summary.stages = std::move(stages);
-    chosen = std::move(*attempt);
+    std::vector<PipelineStage> byCompute =
+        cutStages(work, model, numStages, StageMeasure::Compute);
+    std::vector<PipelineStage> byMemory =
+        cutStages(bytes, model, numStages, StageMeasure::Memory);
+    bool fits = false;
+    for (std::vector<PipelineStage> *stages : {&byCompute, &byMemory}) {
+      if (stages->empty())
+        continue;
+      if (stages == &byMemory) {
+        bool sameCut =
+            !byCompute.empty() &&
+            llvm::equal(byCompute, byMemory,
+                        [](const PipelineStage &a, const PipelineStage &b) {
+                          return a.lastOp == b.lastOp;
+                        });
+        if (sameCut || (fits && !hasUnevenStages(model, numStages)))
+          continue;
+      }
+      llvm::Expected<Attempt> attempt =
+          attemptPlan(func, model, options, {}, getStageBlocks(func, *stages));
+      if (!attempt)
+        return attempt.takeError();
+      searches += attempt->summary.searches;
+      if (!attempt->getFitting())
+        continue;
+      fits = true;
+      if (attempt->summary.estimatedTime >= fastest)
+        continue;
+      fastest = attempt->summary.estimatedTime;
+      attempt->summary.stages = *stages;
+      chosen = std::move(*attempt);
+    }
   }
   return chosen;
 }

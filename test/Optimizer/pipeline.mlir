@@ -39,6 +39,22 @@
 // RUN: %mpirun -np 4 %t/flat --input x=%t/x.npy --input w0=%t/w0.npy --input w1=%t/w1.npy --input w2=%t/w2.npy --input w3=%t/w3.npy --output y=%t/y.npy
 // RUN: %python %S/Inputs/pipeline_check.py check %t
 //
+// Stages cut by the weights they hold (memory), not only by compute: two
+// one-device nodes, the first 4 times as fast but with 1.6 MB of memory,
+// the second with 4 MB. Cut by compute, the fast node would get three of
+// the four 1 MiB weights, which it cannot hold; the flat plan needs 2.38
+// MiB on it. Cut by memory, it holds one layer and the other node three,
+// and the plan runs with the reference's outputs.
+// RUN: %python %S/Inputs/pipeline_check.py unequal %t/unequal.json 4 1600000 4000000 5e8
+// RUN: tra-compile %s --hw %t/unequal.json --emit=plan --explain | FileCheck %s --check-prefix=MEM
+// MEM:      pipeline: 2 stages: 2 operations on 0; 5 operations on 1
+// MEM:      device 0   cpu: 1.12 MiB + 256.00 KiB = 1.38 MiB / 1.53 MiB
+// RUN: not tra-opt %s --tra-decompose="hw=%t/unequal.json pipeline=false" 2>&1 | FileCheck %s --check-prefix=MEM-FLAT
+// MEM-FLAT: does not fit in the memory of unequal
+// RUN: tra-compile %s --hw %t/unequal.json -o %t/unequal
+// RUN: %mpirun -np 2 %t/unequal --input x=%t/x.npy --input w0=%t/w0.npy --input w1=%t/w1.npy --input w2=%t/w2.npy --input w3=%t/w3.npy --output y=%t/y.npy
+// RUN: %python %S/Inputs/pipeline_check.py check %t
+//
 // A plan edited by hand may place an operation on any block of devices; one
 // past the hardware's devices is refused.
 // RUN: sed -e 's/e = 2, first_device = 2/e = 2, first_device = 3/' %t/plan.mlir > %t/bad.mlir

@@ -8,6 +8,10 @@ test/Optimizer/pipeline.mlir.
     pipeline_check.py hetero OUT.json RATIO
         one node of two CPU devices, the first RATIO times the second's
         peak flop/s and memory bandwidth, 20 GB/s shared memory between them
+    pipeline_check.py unequal OUT.json RATIO BYTES0 BYTES1 NETWORK
+        two one-device nodes: the first RATIO times the second's peak flop/s
+        with BYTES0 of memory, the second with BYTES1, and a network of
+        NETWORK bytes/s between them
     pipeline_check.py inputs DIR [ROWS]
         DIR/x.npy (ROWS x 512, default 64), DIR/w0.npy .. DIR/w3.npy
     pipeline_check.py check DIR       DIR/y.npy against the reference (1e-5)
@@ -66,6 +70,36 @@ def hetero(out, ratio):
         json.dump(hw, f)
 
 
+def unequal(out, ratio, memory0, memory1, network):
+    with open(os.path.join(ROOT, "hw", "cpu-1node.json")) as f:
+        hw = json.load(f)
+    hw["name"] = "unequal"
+    hw.pop("description", None)
+    node = hw["nodes"][0]
+    node.pop("count", None)
+    node.pop("links", None)
+    slow = dict(node["devices"][0])
+    slow["count"] = 1
+    slow["model"] = "slow cpu"
+    slow["peak_flops"] = {"f32": 50e9}
+    slow["memory_bandwidth"] = 10e9
+    slow["memory_bytes"] = memory1
+    fast = dict(slow)
+    fast["model"] = "fast cpu"
+    fast["peak_flops"] = {"f32": 50e9 * ratio}
+    fast["memory_bandwidth"] = 10e9 * ratio
+    fast["memory_bytes"] = memory0
+    second = json.loads(json.dumps(node))
+    second["name"] = "slow"
+    node["devices"] = [fast]
+    second["devices"] = [slow]
+    hw["nodes"] = [node, second]
+    hw["network"] = {"kind": "ethernet", "bandwidth": network,
+                     "latency": 50e-6}
+    with open(out, "w") as f:
+        json.dump(hw, f)
+
+
 def main():
     cmd = sys.argv[1]
     if cmd == "hardware":
@@ -74,6 +108,10 @@ def main():
         return 0
     if cmd == "hetero":
         hetero(sys.argv[2], float(sys.argv[3]))
+        return 0
+    if cmd == "unequal":
+        unequal(sys.argv[2], float(sys.argv[3]), int(sys.argv[4]),
+                int(sys.argv[5]), float(sys.argv[6]))
         return 0
     d = sys.argv[2]
     rng = np.random.default_rng(5)
