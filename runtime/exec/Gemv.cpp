@@ -21,10 +21,6 @@ using namespace tra::exec;
 
 namespace {
 
-/// One-row products with fewer elements of B run on the calling thread:
-/// waking the OpenMP threads costs about as much as 2^18 elements take.
-constexpr int64_t kMinParallelElements = int64_t(1) << 18;
-
 void widenF16Generic(const uint16_t *src, float *dst, int64_t count) {
   for (int64_t i = 0; i < count; ++i)
     dst[i] = halfToFloat(src[i]);
@@ -171,7 +167,7 @@ void tra::exec::widen(int64_t dtype, const uint16_t *src, float *dst,
 void tra::exec::gemvRow(int64_t bType, bool transB, int64_t n, int64_t k,
                         float alpha, const float *a, const void *b, int64_t ldb,
                         float beta, float *c) {
-  bool parallel = n * k >= kMinParallelElements;
+  bool parallel = n * k >= kMinParallelGemvElements;
   (void)parallel;
   const int64_t size = bType == TRA_EXEC_F32 ? 4 : 2;
   const auto *bytes = static_cast<const uint8_t *>(b);

@@ -16,6 +16,10 @@
 namespace tra {
 namespace exec {
 
+/// One-row products with fewer elements of B run on the calling thread:
+/// waking the OpenMP threads costs about as much as 2^18 elements take.
+constexpr int64_t kMinParallelGemvElements = int64_t(1) << 18;
+
 /// op(B) = B^T (B stored n x k) when transB, else B (stored k x n); `ldb`
 /// is B's stored leading dimension; `bType` is TRA_EXEC_F32, F16 or BF16.
 void gemvRow(int64_t bType, bool transB, int64_t n, int64_t k, float alpha,

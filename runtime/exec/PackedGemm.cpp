@@ -7,8 +7,9 @@
 // work); a task walks k in blocks of kKC, packing
 //   - A's kMC x kKC block into slivers of kMR rows, k-major (pa[p*8 + r]),
 //   - B's kKC x nc block into slivers of kNR columns, k-major
-//     (pb[p*32 + j]), converting 16-bit elements to f32 as it goes (a
-//     transposed B, stored n x k, through 16 x 16 register transposes),
+//     (pb[p*32 + j]), converting 16-bit and Q8_0 elements (GemmQ8.h) to
+//     f32 as it goes (a transposed B, stored n x k, through 16 x 16
+//     register transposes),
 // then runs the micro-kernel over every (row sliver, column sliver) pair,
 // the B sliver (32 KiB) streamed from L2, the A sliver (8 KiB) in L1. Rows
 // and columns past the edges are zero in the packed panels; the kernel
@@ -18,6 +19,7 @@
 
 #include "PackedGemm.h"
 
+#include "GemmQ8.h"
 #include "Half.h"
 
 #include <algorithm>
@@ -71,19 +73,42 @@ template <GemmBType T> constexpr int abiType() {
                                : TRA_EXEC_BF16;
 }
 
-/// Sixteen consecutive elements of B as f32.
-template <GemmBType T> TRA_AVX512 inline __m512 load16(const void *p) {
-  return load16AsFloat<abiType<T>()>(p);
-}
-
-/// Element `i` of B as f32 (edges).
-template <GemmBType T> inline float load1(const void *p, int64_t i) {
-  return elementAsFloat(abiType<T>(), p, i);
-}
-
 template <GemmBType T> constexpr int64_t elementBytes() {
   return T == GemmBType::F32 ? 4 : 2;
 }
+
+/// B as stored, a row-major matrix of f32, f16 or bf16 elements, read as
+/// f32: what packB needs of each type of B.
+template <GemmBType T> struct DenseB {
+  const void *data;
+  int64_t ld;
+
+  const uint8_t *at(int64_t row, int64_t col) const {
+    return static_cast<const uint8_t *>(data) +
+           (row * ld + col) * elementBytes<T>();
+  }
+  /// Elements (row, col .. col + 16).
+  TRA_AVX512 __m512 load16(int64_t row, int64_t col) const {
+    return load16AsFloat<abiType<T>()>(at(row, col));
+  }
+  /// Element (row, col) (edges).
+  float load1(int64_t row, int64_t col) const {
+    return elementAsFloat(abiType<T>(), at(row, col), 0);
+  }
+};
+
+/// B as stored in Q8_0 (GemmQ8.h), read as f32.
+struct Q8B {
+  Q8Matrix w;
+
+  /// Elements (row, col .. col + 16) for a multiple of 16 `col` (one
+  /// block's scale).
+  TRA_AVX512 __m512 load16(int64_t row, int64_t col) const {
+    return _mm512_mul_ps(load16Int8AsFloat(w.q + row * w.ldq + col),
+                         _mm512_set1_ps(w.scale(row, col)));
+  }
+  float load1(int64_t row, int64_t col) const { return w.element(row, col); }
+};
 
 /// Transposes the 16 x 16 matrix whose rows are r[0..15] in place.
 TRA_AVX512 inline void transpose16(__m512 r[16]) {
@@ -117,25 +142,24 @@ TRA_AVX512 inline void transpose16(__m512 r[16]) {
     r[i] = out[i];
 }
 
-/// Packs op(B)[p0 .. p0+kc, j0 .. j0+nc) into slivers of kNR columns.
-template <GemmBType T>
-TRA_AVX512 void packB(bool transB, const void *b, int64_t ldb, int64_t p0,
-                      int64_t kc, int64_t j0, int64_t nc, float *pb) {
-  const auto *base = static_cast<const uint8_t *>(b);
-  constexpr int64_t bytes = elementBytes<T>();
+/// Packs op(B)[p0 .. p0+kc, j0 .. j0+nc) into slivers of kNR columns (j0
+/// and p0 multiples of 16). `b` is a copy: its fields stay in registers
+/// across the stores to `pb`.
+template <class B>
+TRA_AVX512 void packB(bool transB, const B b, int64_t p0, int64_t kc,
+                      int64_t j0, int64_t nc, float *pb) {
   for (int64_t js = 0; js < nc; js += kNR) {
     float *dst = pb + js * kc;
     const int64_t width = std::min(kNR, nc - js);
     if (!transB) {
       // B stored k x n: each k gives kNR consecutive columns.
       for (int64_t p = 0; p < kc; ++p) {
-        const uint8_t *row = base + ((p0 + p) * ldb + j0 + js) * bytes;
         if (width == kNR) {
-          _mm512_store_ps(dst + p * kNR, load16<T>(row));
-          _mm512_store_ps(dst + p * kNR + 16, load16<T>(row + 16 * bytes));
+          _mm512_store_ps(dst + p * kNR, b.load16(p0 + p, j0 + js));
+          _mm512_store_ps(dst + p * kNR + 16, b.load16(p0 + p, j0 + js + 16));
         } else {
           for (int64_t j = 0; j < kNR; ++j)
-            dst[p * kNR + j] = j < width ? load1<T>(row, j) : 0.0f;
+            dst[p * kNR + j] = j < width ? b.load1(p0 + p, j0 + js + j) : 0.0f;
         }
       }
       continue;
@@ -148,18 +172,15 @@ TRA_AVX512 void packB(bool transB, const void *b, int64_t ldb, int64_t p0,
         for (int64_t half = 0; half < 2; ++half) {
           __m512 r[16];
           for (int64_t i = 0; i < 16; ++i)
-            r[i] = load16<T>(base + ((j0 + js + 16 * half + i) * ldb + p0 + p) *
-                                        bytes);
+            r[i] = b.load16(j0 + js + 16 * half + i, p0 + p);
           transpose16(r);
           for (int64_t i = 0; i < 16; ++i)
             _mm512_store_ps(dst + (p + i) * kNR + 16 * half, r[i]);
         }
     }
-    for (int64_t j = 0; j < kNR; ++j) {
-      const uint8_t *row = base + ((j0 + js + j) * ldb + p0) * bytes;
+    for (int64_t j = 0; j < kNR; ++j)
       for (int64_t q = p; q < kc; ++q)
-        dst[q * kNR + j] = j < width ? load1<T>(row, q) : 0.0f;
-    }
+        dst[q * kNR + j] = j < width ? b.load1(j0 + js + j, p0 + q) : 0.0f;
   }
 }
 
@@ -256,11 +277,11 @@ TRA_AVX512 void microKernel(int64_t kc, const float *pa, const float *pb,
 }
 
 /// The work of one task: rows [i0, i0 + mc) x columns [j0, j0 + nc) of C.
-template <GemmBType T>
+template <class B>
 TRA_AVX512 void runTask(bool transA, bool transB, int64_t i0, int64_t mc,
                         int64_t j0, int64_t nc, int64_t k, float alpha,
-                        const float *a, int64_t lda, const void *b, int64_t ldb,
-                        float beta, float *c, int64_t ldc) {
+                        const float *a, int64_t lda, const B &b, float beta,
+                        float *c, int64_t ldc) {
   static thread_local Scratch scratchA, scratchB;
   const int64_t mcPadded = (mc + kMR - 1) / kMR * kMR;
   const int64_t ncPadded = (nc + kNR - 1) / kNR * kNR;
@@ -268,7 +289,7 @@ TRA_AVX512 void runTask(bool transA, bool transB, int64_t i0, int64_t mc,
   float *pb = scratchB.get(size_t(ncPadded * kKC));
   for (int64_t p0 = 0; p0 < k; p0 += kKC) {
     const int64_t kc = std::min(kKC, k - p0);
-    packB<T>(transB, b, ldb, p0, kc, j0, nc, pb);
+    packB(transB, b, p0, kc, j0, nc, pb);
     packA(transA, a, lda, i0, mc, p0, kc, pa);
     Epilogue e{alpha, beta, p0 > 0};
     for (int64_t is = 0; is < mc; is += kMR)
@@ -279,10 +300,11 @@ TRA_AVX512 void runTask(bool transA, bool transB, int64_t i0, int64_t mc,
   }
 }
 
-template <GemmBType T>
+/// packedGemm for B read through `b` (DenseB or Q8B), m, n, k > 0.
+template <class B>
 void gemmTyped(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
-               float alpha, const float *a, int64_t lda, const void *b,
-               int64_t ldb, float beta, float *c, int64_t ldc) {
+               float alpha, const float *a, int64_t lda, const B &b, float beta,
+               float *c, int64_t ldc) {
   int threads = 1;
 #if defined(_OPENMP)
   if (m * n * k >= kMinThreadedWork)
@@ -299,13 +321,20 @@ void gemmTyped(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
   const int64_t tasks = rowTasks * columnTasks;
   auto task = [&](int64_t t) {
     int64_t i0 = (t % rowTasks) * kMC, j0 = (t / rowTasks) * nc;
-    runTask<T>(transA, transB, i0, std::min(kMC, m - i0), j0,
-               std::min(nc, n - j0), k, alpha, a, lda, b, ldb, beta, c, ldc);
+    runTask(transA, transB, i0, std::min(kMC, m - i0), j0, std::min(nc, n - j0),
+            k, alpha, a, lda, b, beta, c, ldc);
   };
   (void)threads;
 #pragma omp parallel for schedule(dynamic) num_threads(threads) if (threads > 1)
   for (int64_t t = 0; t < tasks; ++t)
     task(t);
+}
+
+/// C = beta * C (a product with k == 0).
+void scaleC(int64_t m, int64_t n, float beta, float *c, int64_t ldc) {
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j)
+      c[i * ldc + j] = beta == 0.0f ? 0.0f : beta * c[i * ldc + j];
 }
 
 } // namespace
@@ -329,24 +358,36 @@ void tra::exec::packedGemm(GemmBType bType, bool transA, bool transB, int64_t m,
 #if defined(__x86_64__)
   if (m <= 0 || n <= 0)
     return;
-  if (k <= 0) {
-    // No products: C = beta * C.
-    for (int64_t i = 0; i < m; ++i)
-      for (int64_t j = 0; j < n; ++j)
-        c[i * ldc + j] = beta == 0.0f ? 0.0f : beta * c[i * ldc + j];
-    return;
-  }
+  if (k <= 0)
+    return scaleC(m, n, beta, c, ldc);
   switch (bType) {
   case GemmBType::F32:
-    return gemmTyped<GemmBType::F32>(transA, transB, m, n, k, alpha, a, lda, b,
-                                     ldb, beta, c, ldc);
+    return gemmTyped(transA, transB, m, n, k, alpha, a, lda,
+                     DenseB<GemmBType::F32>{b, ldb}, beta, c, ldc);
   case GemmBType::F16:
-    return gemmTyped<GemmBType::F16>(transA, transB, m, n, k, alpha, a, lda, b,
-                                     ldb, beta, c, ldc);
+    return gemmTyped(transA, transB, m, n, k, alpha, a, lda,
+                     DenseB<GemmBType::F16>{b, ldb}, beta, c, ldc);
   case GemmBType::BF16:
-    return gemmTyped<GemmBType::BF16>(transA, transB, m, n, k, alpha, a, lda, b,
-                                      ldb, beta, c, ldc);
+    return gemmTyped(transA, transB, m, n, k, alpha, a, lda,
+                     DenseB<GemmBType::BF16>{b, ldb}, beta, c, ldc);
   }
+#endif
+  std::abort();
+}
+
+void tra::exec::packedGemmQ8(int64_t m, int64_t n, int64_t blocks,
+                             const float *a, int64_t lda, const Q8Matrix &w,
+                             float beta, float *c, int64_t ldc) {
+#if defined(__x86_64__)
+  if (m <= 0 || n <= 0)
+    return;
+  if (blocks <= 0)
+    return scaleC(m, n, beta, c, ldc);
+  // kKC is a multiple of kQ8Block: the 16 elements packB reads at a time
+  // share a scale.
+  static_assert(kKC % kQ8Block == 0, "a block of k holds whole Q8_0 blocks");
+  return gemmTyped(false, true, m, n, kQ8Block * blocks, 1.0f, a, lda, Q8B{w},
+                   beta, c, ldc);
 #endif
   std::abort();
 }

@@ -182,6 +182,24 @@ void tra_exec_gemm_mixed(int64_t inputType, int64_t outputType, int64_t batch,
                          int64_t strideB, float beta, void *c, int64_t ldc,
                          int64_t strideC);
 
+/**
+ * C = A * W^T (+ C when beta == 1) for weights W in llama.cpp's Q8_0, with
+ * row-major f32 C (m x n, row i at c + i * ldc) and A (m x 32 * blocks, row
+ * i at a + i * lda), and W (n x 32 * blocks) split into two arrays: int8
+ * quants `q` and IEEE-half scales (their bits), one per block of 32
+ * elements of a row,
+ *   W[j][32 * b + t] = q[j * ldq + 32 * b + t] * half(scales[j * lds + b]).
+ * beta is 0 (C is overwritten, whatever it held, NaN included) or 1
+ * (accumulate); blocks == 0 gives C = beta * C. The element products are
+ * exact in f32 and sum in f32. W is read from memory once, in its 34 bytes
+ * per 32 weights (a decoding step's projections), and no f32 copy of it is
+ * kept. Leading dimensions are in elements.
+ */
+void tra_exec_gemm_q8(int64_t m, int64_t n, int64_t blocks, const float *a,
+                      int64_t lda, const int8_t *q, int64_t ldq,
+                      const uint16_t *scales, int64_t lds, float beta, float *c,
+                      int64_t ldc);
+
 /** Sets the number of threads BLAS calls and the OpenMP loops of compiled
  * code use (at least 1). */
 void tra_exec_set_num_threads(int64_t threads);
