@@ -63,6 +63,8 @@ const char *storageDType(ExecElementType type) {
     return "int32";
   case ExecElementType::i1:
     return "bool";
+  case ExecElementType::i8:
+    return "int8";
   }
   return "float32";
 }

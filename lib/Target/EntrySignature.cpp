@@ -31,6 +31,8 @@ StringRef mlir::tra::stringifyExecElementType(ExecElementType type) {
     return "i32";
   case ExecElementType::i1:
     return "i1";
+  case ExecElementType::i8:
+    return "i8";
   }
   llvm_unreachable("unknown element type");
 }
@@ -49,6 +51,8 @@ static std::optional<ExecElementType> getExecElementType(Type type) {
     return ExecElementType::i32;
   if (type.isInteger(1))
     return ExecElementType::i1;
+  if (type.isInteger(8))
+    return ExecElementType::i8;
   return std::nullopt;
 }
 

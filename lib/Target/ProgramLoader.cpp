@@ -36,7 +36,7 @@ mlir::tra::checkProgramSignature(const ::tra::exec::ProgramLibrary &library,
     std::string s;
     llvm::raw_string_ostream os(s);
     os << name << ": "
-       << (dtype >= 0 && dtype <= int64_t(ExecElementType::i1)
+       << (dtype >= 0 && dtype <= int64_t(ExecElementType::i8)
                ? stringifyExecElementType(ExecElementType(dtype))
                : StringRef("?"))
        << "[";

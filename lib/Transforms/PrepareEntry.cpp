@@ -26,7 +26,7 @@ using namespace mlir;
 /// Returns true if executables can read and write tensors of `type`.
 static bool isSupportedElementType(Type type) {
   return type.isF32() || type.isF16() || type.isBF16() || type.isInteger(64) ||
-         type.isInteger(32) || type.isInteger(1);
+         type.isInteger(32) || type.isInteger(1) || type.isInteger(8);
 }
 
 /// Checks that the `what` #`index` of `func`, of type `type`, is a tensor of

@@ -249,11 +249,11 @@ def _to_buffer(value, tensor):
         if dtype == "f16":
             return np.asarray(array, dtype=np.float16, order="C")
         return _round_to_bf16(array)
-    if dtype in ("i64", "i32"):
+    if dtype in ("i64", "i32", "i8"):
         if kind not in "biu":
             raise ValueError("input '%s' is %s: expected integers, got %s"
                              % (name, dtype, array.dtype))
-        target = np.int64 if dtype == "i64" else np.int32
+        target = {"i64": np.int64, "i32": np.int32, "i8": np.int8}[dtype]
         info = np.iinfo(target)
         if array.size and kind != "b" and (array.min() < info.min
                                            or array.max() > info.max):

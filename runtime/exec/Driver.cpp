@@ -73,6 +73,8 @@ std::optional<DType> toDType(int64_t dtype) {
     return DType::I32;
   case TRA_EXEC_BOOL:
     return DType::Bool;
+  case TRA_EXEC_I8:
+    return DType::I8;
   default:
     return std::nullopt;
   }

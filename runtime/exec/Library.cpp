@@ -19,7 +19,7 @@ static rt::Status checkTensors(const TraExecTensorInfo *infos, int64_t count,
     if (!infos[i].name || infos[i].rank < 0 ||
         (infos[i].rank && !infos[i].shape))
       return rt::Error{"malformed tensor table"};
-    if (infos[i].dtype < TRA_EXEC_F32 || infos[i].dtype > TRA_EXEC_BOOL)
+    if (infos[i].dtype < TRA_EXEC_F32 || infos[i].dtype > TRA_EXEC_I8)
       return rt::Error{"tensor '" + std::string(infos[i].name) +
                        "' has an unknown element type " +
                        std::to_string(infos[i].dtype)};
@@ -225,8 +225,8 @@ std::string ProgramLibrary::describeTierFetches() const {
             (tiles == 1 ? " tile" : " tiles") + " from " + names[tier];
     separator = ", ";
   }
-  text += " per run (" + std::to_string(runs) +
-          (runs == 1 ? " run)" : " runs)");
+  text +=
+      " per run (" + std::to_string(runs) + (runs == 1 ? " run)" : " runs)");
   // Non-blocking fetches on the host: the copying the runs waited for.
   if (fetches.copyNs > 0) {
     char overlap[128];

@@ -74,6 +74,8 @@ static std::optional<rt::DType> dtypeFor(Type type) {
     return rt::DType::I64;
   if (type.isInteger(32))
     return rt::DType::I32;
+  if (type.isInteger(8))
+    return rt::DType::I8;
   if (type.isInteger(1))
     return rt::DType::Bool;
   return std::nullopt;

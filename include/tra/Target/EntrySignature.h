@@ -32,10 +32,11 @@ enum class ExecElementType : int64_t {
   bf16 = 2,
   i64 = 3,
   i32 = 4,
-  i1 = 5
+  i1 = 5,
+  i8 = 6
 };
 
-/// Returns the lower-case name of `type` ("f32", ..., "i1").
+/// Returns the lower-case name of `type` ("f32", ..., "i8").
 StringRef stringifyExecElementType(ExecElementType type);
 
 /// One argument or result of an entry function.

@@ -25,6 +25,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Contraction.h"
+
 #include "tra/Conversion/Passes.h"
 #include "tra/Transforms/MemRefAddress.h"
 
@@ -46,6 +48,8 @@ namespace tra {
 } // namespace mlir
 
 using namespace mlir;
+using tra::blas::DimGroup;
+using tra::blas::flattenGroup;
 
 /// The runtime functions the contractions call: runtime/exec's ABI.h (CPU)
 /// and runtime/cuda's ABI.h (GPU, with the element type first).
@@ -98,12 +102,6 @@ struct MatrixView {
 struct BlasMatrix {
   bool transposed = false;
   int64_t ld = 1;
-};
-
-/// A flattened group of loop dimensions within one operand.
-struct DimGroup {
-  int64_t size = 1;
-  int64_t stride = 0;
 };
 
 /// A loop dimension run as a loop around the sgemm call: its extent and the
@@ -178,14 +176,10 @@ static SmallVector<unsigned> orderBy(ArrayRef<unsigned> dims, AffineMap map) {
   return ordered;
 }
 
-/// Flattens the loop dimensions `group` (in this order) of an operand with
-/// map `map`, `shape` and `strides` into one dimension, if they are
-/// consecutive in the operand in this order (dimensions of extent 1 in
-/// between do not matter) and their strides nest.
-static std::optional<DimGroup> flattenGroup(ArrayRef<unsigned> group,
-                                            AffineMap map,
-                                            ArrayRef<int64_t> shape,
-                                            ArrayRef<int64_t> strides) {
+std::optional<DimGroup> tra::blas::flattenGroup(ArrayRef<unsigned> group,
+                                                AffineMap map,
+                                                ArrayRef<int64_t> shape,
+                                                ArrayRef<int64_t> strides) {
   if (group.empty())
     return DimGroup{};
   SmallVector<unsigned> positions;
@@ -404,13 +398,9 @@ static FunctionType gemmType(MLIRContext *ctx, bool takesTypes) {
   return b.getFunctionType(args, {});
 }
 
-/// Returns the declaration of the target's GEMM in `module`, adding it if
-/// needed; fails with a diagnostic if the name is taken by something else.
-static FailureOr<func::FuncOp>
-getOrInsertGemm(ModuleOp module, const BlasTarget &target, Type input) {
-  MLIRContext *ctx = module.getContext();
-  StringRef name = target.callee(input);
-  FunctionType type = gemmType(ctx, target.takesTypes(input));
+FailureOr<func::FuncOp>
+tra::blas::getOrInsertRuntimeFunction(ModuleOp module, StringRef name,
+                                      FunctionType type) {
   if (Operation *existing = SymbolTable::lookupSymbolIn(module, name)) {
     auto func = dyn_cast<func::FuncOp>(existing);
     if (!func || func.getFunctionType() != type)
@@ -424,9 +414,16 @@ getOrInsertGemm(ModuleOp module, const BlasTarget &target, Type input) {
   return func;
 }
 
-/// If the operation right before `op` fills `output` with zero, erases it
-/// and returns true (the sgemm then runs with beta = 0).
-static bool foldZeroFill(Operation *op, Value output) {
+/// Returns the declaration of the target's GEMM in `module`, adding it if
+/// needed; fails with a diagnostic if the name is taken by something else.
+static FailureOr<func::FuncOp>
+getOrInsertGemm(ModuleOp module, const BlasTarget &target, Type input) {
+  return tra::blas::getOrInsertRuntimeFunction(
+      module, target.callee(input),
+      gemmType(module.getContext(), target.takesTypes(input)));
+}
+
+bool tra::blas::foldZeroFill(Operation *op, Value output) {
   auto fill = dyn_cast_or_null<linalg::FillOp>(op->getPrevNode());
   if (!fill || fill.getOutputs()[0] != output ||
       !matchPattern(fill.getInputs()[0], m_AnyZeroFloat()))
@@ -488,7 +485,7 @@ static void replaceWithGemm(linalg::LinalgOp op, const GemmShape &gemm,
 
   OpBuilder builder(op);
   Location loc = op.getLoc();
-  bool zeroInit = foldZeroFill(op, c);
+  bool zeroInit = tra::blas::foldZeroFill(op, c);
   // GPU: cuBLAS writes a bf16/f16 result directly instead of an f32
   // accumulator that a kernel then converts.
   linalg::GenericOp narrowing =
@@ -582,7 +579,16 @@ struct ConvertLinalgToBLASPass
       bool swapped;
     };
     SmallVector<Match> matches;
+    // Products by Q8_0 weights (the CPU runtime's; on a GPU they stay
+    // generated kernels).
+    SmallVector<std::pair<linalg::LinalgOp, tra::blas::Q8Gemm>> q8Matches;
     module.walk([&](linalg::LinalgOp op) {
+      if (!blasTarget.cuda)
+        if (std::optional<tra::blas::Q8Gemm> q8 = tra::blas::matchQ8Gemm(op)) {
+          if (q8->m * q8->n * q8->blocks * 32 >= minFlops)
+            q8Matches.push_back({op, *q8});
+          return;
+        }
       bool swapped = false;
       std::optional<GemmShape> gemm =
           analyzeContraction(op, swapped, blasTarget);
@@ -592,6 +598,9 @@ struct ConvertLinalgToBLASPass
       if (flops >= minFlops)
         matches.push_back({op, *gemm, swapped});
     });
+    for (auto &[op, q8] : q8Matches)
+      if (failed(tra::blas::replaceWithQ8Gemm(module, op, q8)))
+        return signalPassFailure();
     for (Match &match : matches) {
       Type input =
           cast<ShapedType>(match.op->getOperand(0).getType()).getElementType();

@@ -113,7 +113,7 @@ func.func @negative_einsum_integer_result(%a: tensor<4xi64>) -> tensor<4xi64> {
 // -----
 
 func.func @negative_einsum_mixed_types(%a: tensor<4xf16>, %b: tensor<4xf32>) -> tensor<4xf16> {
-  // expected-error @+1 {{input #1 has element type 'f32' but the result has 'f16'; an einsum input has the result's element type, or is f16/bf16 for an f32 result}}
+  // expected-error @+1 {{input #1 has element type 'f32' but the result has 'f16'; an einsum input has the result's element type, or is f16/bf16/i8 for an f32 result}}
   %0 = tra.einsum "i,i->i" mul (%a, %b) : (tensor<4xf16>, tensor<4xf32>) -> tensor<4xf16>
   return %0 : tensor<4xf16>
 }
@@ -121,7 +121,7 @@ func.func @negative_einsum_mixed_types(%a: tensor<4xf16>, %b: tensor<4xf32>) -> 
 // -----
 
 func.func @negative_einsum_narrowing(%a: tensor<4xbf16>, %b: tensor<4xbf16>) -> tensor<4xf16> {
-  // expected-error @+1 {{input #0 has element type 'bf16' but the result has 'f16'; an einsum input has the result's element type, or is f16/bf16 for an f32 result}}
+  // expected-error @+1 {{input #0 has element type 'bf16' but the result has 'f16'; an einsum input has the result's element type, or is f16/bf16/i8 for an f32 result}}
   %0 = tra.einsum "i,i->i" mul (%a, %b) : (tensor<4xbf16>, tensor<4xbf16>) -> tensor<4xf16>
   return %0 : tensor<4xf16>
 }

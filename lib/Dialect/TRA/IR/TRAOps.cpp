@@ -375,13 +375,15 @@ LogicalResult EinsumOp::verify() {
            << " is not a floating-point type (f32, f16, bf16, f64)";
   for (auto [i, in] : llvm::enumerate(getInputs())) {
     Type inElt = llvm::cast<RankedTensorType>(in.getType()).getElementType();
-    // Mixed precision: a 16-bit input is widened exactly to an f32 result.
-    bool widened = elt.isF32() && (inElt.isF16() || inElt.isBF16());
+    // Mixed precision: a 16-bit or i8 input is widened exactly to an f32
+    // result.
+    bool widened =
+        elt.isF32() && (inElt.isF16() || inElt.isBF16() || inElt.isInteger(8));
     if (inElt != elt && !widened)
       return emitOpError() << "input #" << i << " has element type " << inElt
                            << " but the result has " << elt
                            << "; an einsum input has the result's element "
-                              "type, or is f16/bf16 for an f32 result";
+                              "type, or is f16/bf16/i8 for an f32 result";
   }
   return success();
 }

@@ -15,8 +15,8 @@ include "tra/Dialect/TRA/IR/TRAAttrs.td"
 //===----------------------------------------------------------------------===//
 
 /// Element types a model-level tensor may have.
-def TRA_ElementType : AnyTypeOf<[F32, F16, BF16, F64, I64, I32, I1]>;
-def TRA_Tensor : RankedTensorOf<[F32, F16, BF16, F64, I64, I32, I1]>;
+def TRA_ElementType : AnyTypeOf<[F32, F16, BF16, F64, I64, I32, I8, I1]>;
+def TRA_Tensor : RankedTensorOf<[F32, F16, BF16, F64, I64, I32, I8, I1]>;
 def TRA_IndexTensor : RankedTensorOf<[I64, I32]>;
 def TRA_PositionTensor : 0DTensorOf<[I64, I32]>;
 
@@ -42,11 +42,14 @@ def TRA_EinsumOp : TRA_Op<"einsum", [Pure]> {
     index absent from the output is aggregated. The result has a
     floating-point element type (f32, f16, bf16, or f64 for references and
     gradient checks on the interpreter); every input has the
-    result's element type, or, for an f32 result, may be 16-bit (f16 or bf16):
-    mixed precision, where such an input is widened exactly to f32 and the
-    einsum combines and aggregates in f32 (a bf16 weight matrix times bf16
+    result's element type, or, for an f32 result, may be 16-bit (f16 or bf16)
+    or i8: mixed precision, where such an input is widened exactly to f32 and
+    the einsum combines and aggregates in f32 (a bf16 weight matrix times bf16
     activations, accumulated and returned in f32, is how a GPU's tensor cores
-    multiply).
+    multiply). An i8 input is a signed integer (-128 .. 127): with an f16
+    input of scales it multiplies weights quantised in blocks, as llama.cpp's
+    Q8_0 stores them (`"sbj,ebj,eb->se"`: blocks `b` of 32 values `j`, one
+    scale per row and block).
 
     Combiners: `mul`, `add`, `max`, `min` take one or more inputs; `sub` and
     `div` take exactly two; `id`, `neg`, `exp`, `silu`, `rsqrt`, `sqrt`,
@@ -63,6 +66,9 @@ def TRA_EinsumOp : TRA_Op<"einsum", [Pure]> {
     %t = tra.einsum "ij->ji" id (%a) : (tensor<4x8xf32>) -> tensor<8x4xf32>
     %y = tra.einsum "sd,ed->se" mul (%x, %w)
         : (tensor<4x64xbf16>, tensor<32x64xbf16>) -> tensor<4x32xf32>
+    %z = tra.einsum "sbj,ebj,eb->se" mul (%x3, %q, %scales)
+        : (tensor<4x2x32xf32>, tensor<16x2x32xi8>, tensor<16x2xf16>)
+        -> tensor<4x16xf32>
     ```
   }];
   let arguments = (ins StrAttr:$spec, TRA_CombinerAttr:$combiner,

@@ -44,7 +44,9 @@ typedef enum TraExecDType {
   TRA_EXEC_I64 = 3,
   TRA_EXEC_I32 = 4,
   /** i1, one byte per element holding 0 or 1 (NumPy's bool). */
-  TRA_EXEC_BOOL = 5
+  TRA_EXEC_BOOL = 5,
+  /** Signed 8-bit integers (quantised weights). */
+  TRA_EXEC_I8 = 6
 } TraExecDType;
 
 /** Where the plan keeps an argument (`tra_plan.tier`). */
