@@ -744,10 +744,9 @@ def main():
         log("(tra on the f32 GGUF: GGUF not readable yet; tra's f32 row is "
             "the .bin)")
     log("tra's rows: tra-llama run on the .bin (F32) or the GGUF with the "
-        "default --weight-dtype: F16 weights stay 16-bit; Q8_0 is "
-        "dequantised to f32 when tra-llama reads the file (see "
-        "docs/Tools.md), so its decode reads 4x the bytes the Q8_0 "
-        "roofline counts.")
+        "default --weight-dtype: F16 weights stay 16-bit; Q8_0 weights "
+        "stay 8-bit (i8 values and f16 block scales, dequantised in "
+        "registers by tra_exec_gemm_q8; see docs/Tools.md).")
     log("llama-bench's decode (tg) starts at an empty context; tra's and "
         "PyTorch's decode follow the prefill. llama.cpp's KV cache is f16 "
         "(its default) in the timings. llama2.c run.c: not available "

@@ -2,9 +2,10 @@
 //
 // GgufFile::open on the input as a file: the header, metadata and tensor
 // directory. For a file it accepts: every metadata accessor on every key,
-// every tensor read whole and as its upper half (Q8_0 dequantised), and the
-// LLaMA view of the file (ggufLlamaParams, readGgufTokenizer,
-// openGgufLlamaSource with a tile of every weight).
+// every tensor read whole and as its upper half (Q8_0 dequantised, and as
+// stored), and the LLaMA view of the file (ggufLlamaParams,
+// readGgufTokenizer, openGgufLlamaSource with a tile of every weight and
+// every Q8_0 weight as stored).
 //
 //===----------------------------------------------------------------------===//
 
@@ -37,6 +38,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     Result<HostTensor> tile = file->readTile(tensor, offsets, sizes);
     if (tile)
       tra::fuzz::keep(tra::fuzz::checksum(*tile));
+    Result<std::pair<HostTensor, HostTensor>> stored = file->readQ8_0(tensor);
+    if (stored)
+      tra::fuzz::keep(tra::fuzz::checksum(stored->first) +
+                      tra::fuzz::checksum(stored->second));
   }
   (void)ggufLlamaParams(*file);
   Result<Tokenizer> tokenizer = readGgufTokenizer(*file);
@@ -51,6 +56,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
           (*source)->readTile(info.name, offsets, sizes, DType::F32);
       if (tile)
         tra::fuzz::keep(tra::fuzz::checksum(*tile));
+      Result<Q8Tensor> stored = (*source)->readQ8_0(info.name);
+      if (stored)
+        tra::fuzz::keep(tra::fuzz::checksum(stored->values) +
+                        tra::fuzz::checksum(stored->scales));
     }
   return 0;
 }

@@ -86,9 +86,9 @@ public:
 #endif
     }
     // "auto" is the checkpoint's, as tra-llama's --weight-dtype.
-    bool keepSixteenBit = weightDType != "f32";
+    bool keepStored = weightDType != "f32";
     rt::Result<rt::LlamaCheckpoint> loaded =
-        engine::loadCheckpoint(checkpoint, keepSixteenBit);
+        engine::loadCheckpoint(checkpoint, keepStored);
     if (!loaded)
       throw py::value_error(loaded.message());
     ckpt = std::move(*loaded);
@@ -108,9 +108,7 @@ public:
     for (auto &[name, shape] : rt::llamaWeightShapes(ckpt.params))
       if (!ckpt.find(name))
         throw py::value_error(checkpoint + ": no tensor '" + name + "'");
-    for (auto &[name, weight] : ckpt.weights)
-      if (weight.dtype() == rt::DType::F16 || weight.dtype() == rt::DType::BF16)
-        weightDTypes[name] = weight.dtype();
+    weightDTypes = engine::storedWeightDTypes(ckpt);
     model =
         std::make_unique<engine::LocalModel>(ckpt, this->threads, accelerator);
     model->allRows = false;

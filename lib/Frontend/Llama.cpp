@@ -104,6 +104,8 @@ static Type weightElementType(OpBuilder &b, ::tra::rt::DType dtype) {
     return b.getF16Type();
   case ::tra::rt::DType::BF16:
     return b.getBF16Type();
+  case ::tra::rt::DType::I8:
+    return b.getIntegerType(8);
   default:
     return b.getF32Type();
   }
@@ -136,13 +138,26 @@ mlir::tra::buildLlamaModule(MLIRContext *context, const LlamaParams &p,
     sig.add("layers." + std::to_string(l) + ".v_cache", cacheType);
   }
   unsigned firstWeight = sig.types.size();
+  // The argument of each Q8_0 weight and the shape of its scales.
+  SmallVector<std::pair<unsigned, SmallVector<int64_t>>> quantised;
   for (auto &[name, shape] : ::tra::rt::llamaWeightShapes(p)) {
     auto dtype = weightDTypes.find(name);
     Type elt = dtype == weightDTypes.end()
                    ? b.getF32Type()
                    : weightElementType(b, dtype->second);
+    if (elt.isInteger(8)) {
+      assert(shape.size() == 2 && shape[1] % ::tra::rt::kQ8BlockValues == 0 &&
+             "a Q8_0 weight is a matrix of whole blocks");
+      quantised.push_back({unsigned(sig.types.size()),
+                           {shape[0], shape[1] / ::tra::rt::kQ8BlockValues}});
+    }
     sig.add(name, RankedTensorType::get(shape, elt));
   }
+  // Their scales follow the weights, in the same order.
+  const unsigned firstScales = sig.types.size();
+  for (auto &[index, shape] : quantised)
+    sig.add(::tra::rt::q8ScalesName(sig.names[index]),
+            RankedTensorType::get(shape, b.getF16Type()));
 
   SmallVector<Type> resultTypes = {m.f32({oneRow ? 1 : s, V})};
   SmallVector<std::string> resultNames = {"logits"};
@@ -157,6 +172,8 @@ mlir::tra::buildLlamaModule(MLIRContext *context, const LlamaParams &p,
   func::FuncOp func = sig.create(b, loc, "forward", resultTypes, resultNames);
   Block *entry = &func.getBody().front();
   auto arg = [&](unsigned i) { return entry->getArgument(i); };
+  for (auto [i, q] : llvm::enumerate(quantised))
+    m.q8Scales[arg(q.first)] = arg(firstScales + i);
 
   Value tokens = arg(0), pos = arg(1), fcos = arg(tables),
         fsin = arg(tables + 1);
@@ -164,10 +181,17 @@ mlir::tra::buildLlamaModule(MLIRContext *context, const LlamaParams &p,
   unsigned w = firstWeight;
   Value emb = arg(w++);
   Type embType = llvm::cast<RankedTensorType>(emb.getType()).getElementType();
-  Value x =
-      m.convert(GatherOp::create(b, loc, RankedTensorType::get({s, D}, embType),
-                                 emb, tokens),
-                b.getF32Type());
+  Value x = GatherOp::create(b, loc, RankedTensorType::get({s, D}, embType),
+                             emb, tokens);
+  if (Value scales = m.q8Scales.lookup(emb)) {
+    auto scalesType = llvm::cast<RankedTensorType>(scales.getType());
+    x = m.dequantiseRows(
+        x, GatherOp::create(b, loc,
+                            RankedTensorType::get({s, scalesType.getDimSize(1)},
+                                                  scalesType.getElementType()),
+                            scales, tokens));
+  }
+  x = m.convert(x, b.getF32Type());
 
   // Per-position 2x2 rotations for positions pos .. pos+s-1.
   Value positions =

@@ -9,6 +9,7 @@
 #define TRA_LIB_FRONTEND_MODELBUILDER_H
 
 #include "tra/Dialect/TRA/IR/TRAOps.h"
+#include "tra/Runtime/Llama.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -46,9 +47,12 @@ public:
 
   /// x [.., d] times the weight w by `spec`, an f32 result. A 16-bit w
   /// multiplies x rounded to its type (once per x and type), accumulating in
-  /// f32.
+  /// f32. An i8 w is quantised in blocks (its scales in `q8Scales`):
+  /// see projectQ8.
   Value project(StringRef spec, Value x, Value w, ArrayRef<int64_t> shape) {
     Type wt = llvm::cast<RankedTensorType>(w.getType()).getElementType();
+    if (wt.isInteger(8))
+      return projectQ8(spec, x, w, shape);
     if (!wt.isF32()) {
       Value &rounded = roundedActivations[{x, wt}];
       if (!rounded)
@@ -56,6 +60,49 @@ public:
       x = rounded;
     }
     return einsum(spec, CombinerKind::mul, {x, w}, shape);
+  }
+
+  /// `project` for a weight w [N, K] of i8 values with f16 scales [N,
+  /// K / 32] (`q8Scales[w]`), the contraction over the last dimension of x
+  /// and w (every projection of the model: "sd,ed->se"): x and w are seen
+  /// as blocks [.., K / 32, 32] and "sBJ,eBJ,eB->se" multiplies x (f32, not
+  /// rounded) by the values and their block's scale, summing in f32.
+  Value projectQ8(StringRef spec, Value x, Value w, ArrayRef<int64_t> shape) {
+    auto [ins, out] = spec.split("->");
+    auto [xs, ws] = ins.split(',');
+    // Letters the spec does not use, for the block and the value in it.
+    SmallVector<char, 2> fresh;
+    for (char c = 'A'; c <= 'Z' && fresh.size() < 2; ++c)
+      if (!spec.contains(c))
+        fresh.push_back(c);
+    std::string block(1, fresh[0]), value(1, fresh[1]);
+    auto xType = llvm::cast<RankedTensorType>(x.getType());
+    auto wType = llvm::cast<RankedTensorType>(w.getType());
+    auto blocked = [&](ArrayRef<int64_t> s) {
+      SmallVector<int64_t> r(s.drop_back());
+      r.push_back(s.back() / ::tra::rt::kQ8BlockValues);
+      r.push_back(::tra::rt::kQ8BlockValues);
+      return r;
+    };
+    Value x3 = reshape(x, blocked(xType.getShape()));
+    Value w3 = reshape(w, blocked(wType.getShape()));
+    std::string q8Spec = xs.drop_back().str() + block + value + "," +
+                         ws.drop_back().str() + block + value + "," +
+                         ws.drop_back().str() + block + "->" + out.str();
+    return einsum(q8Spec, CombinerKind::mul, {x3, w3, q8Scales.lookup(w)},
+                  shape);
+  }
+
+  /// Rows [S, K] of an i8 weight table with f16 block scales (gathered
+  /// alike, [S, K / 32]) as f32 values.
+  Value dequantiseRows(Value rows, Value scales) {
+    auto type = llvm::cast<RankedTensorType>(rows.getType());
+    int64_t s = type.getDimSize(0), k = type.getDimSize(1),
+            blocks = k / ::tra::rt::kQ8BlockValues;
+    Value r3 = reshape(rows, {s, blocks, ::tra::rt::kQ8BlockValues});
+    Value v = einsum("sbj,sb->sbj", CombinerKind::mul, {r3, scales},
+                     {s, blocks, ::tra::rt::kQ8BlockValues});
+    return reshape(v, {s, k});
   }
 
   /// v with element type `type`.
@@ -79,6 +126,8 @@ public:
   OpBuilder &b;
   Location loc;
   llvm::DenseMap<std::pair<Value, Type>, Value> roundedActivations;
+  /// The f16 block scales of each i8 (Q8_0) weight.
+  llvm::DenseMap<Value, Value> q8Scales;
 };
 
 /// `v` (a scalar of a map body) widened to f32.

@@ -8,7 +8,7 @@
 using namespace tra;
 
 rt::Result<rt::LlamaCheckpoint>
-tra::engine::loadCheckpoint(const std::string &path, bool keepSixteenBit) {
+tra::engine::loadCheckpoint(const std::string &path, bool keepStored) {
   rt::Result<std::unique_ptr<rt::TensorSource>> source =
       rt::openTensorSource(path);
   if (!source)
@@ -22,7 +22,7 @@ tra::engine::loadCheckpoint(const std::string &path, bool keepSixteenBit) {
     rt::Result<rt::MetaCheckpoint> meta = rt::MetaCheckpoint::open(path);
     if (!meta)
       return meta.error();
-    if (!keepSixteenBit)
+    if (!keepStored)
       return meta->loadAll(rt::DType::F32);
     rt::Result<rt::LlamaCheckpoint> all = meta->loadAll(std::nullopt);
     if (!all)
@@ -51,13 +51,33 @@ tra::engine::loadCheckpoint(const std::string &path, bool keepSixteenBit) {
       return rt::fileError(
           path, "tensor '" + name + "' is " + rt::formatShape(info->shape) +
                     ", the model's parameters say " + rt::formatShape(shape));
+    // Q8_0 matrices of whole blocks stay 8-bit: values and scales.
+    if (keepStored && info->q8_0 && shape.size() == 2 &&
+        shape[1] % rt::kQ8BlockValues == 0) {
+      rt::Result<rt::Q8Tensor> q8 = (*source)->readQ8_0(name);
+      if (!q8)
+        return q8.error();
+      ckpt.weights.emplace_back(name, std::move(q8->values));
+      ckpt.weights.emplace_back(rt::q8ScalesName(name), std::move(q8->scales));
+      continue;
+    }
     bool sixteenBit =
         info->dtype == rt::DType::F16 || info->dtype == rt::DType::BF16;
     rt::Result<rt::HostTensor> weight = (*source)->read(
-        name, keepSixteenBit && sixteenBit ? info->dtype : rt::DType::F32);
+        name, keepStored && sixteenBit ? info->dtype : rt::DType::F32);
     if (!weight)
       return weight.error();
     ckpt.weights.emplace_back(name, std::move(*weight));
   }
   return ckpt;
+}
+
+std::map<std::string, rt::DType>
+tra::engine::storedWeightDTypes(const rt::LlamaCheckpoint &checkpoint) {
+  std::map<std::string, rt::DType> dtypes;
+  for (auto &[name, t] : checkpoint.weights)
+    if (t.dtype() == rt::DType::F16 || t.dtype() == rt::DType::BF16 ||
+        t.dtype() == rt::DType::I8)
+      dtypes[name] = t.dtype();
+  return dtypes;
 }

@@ -15,9 +15,10 @@ using namespace tra::engine;
 namespace {
 /// "f32[2, 3]".
 std::string describe(int64_t dtype, const std::vector<int64_t> &shape) {
-  static const char *const names[] = {"f32", "f16", "bf16", "i64", "i32", "i1"};
+  static const char *const names[] = {"f32", "f16", "bf16", "i64",
+                                      "i32", "i1",  "i8"};
   std::string s =
-      dtype >= TRA_EXEC_F32 && dtype <= TRA_EXEC_BOOL ? names[dtype] : "?";
+      dtype >= TRA_EXEC_F32 && dtype <= TRA_EXEC_I8 ? names[dtype] : "?";
   s += "[";
   for (size_t i = 0; i < shape.size(); ++i)
     s += (i ? ", " : "") + std::to_string(shape[i]);
@@ -253,10 +254,12 @@ rt::Status LocalModel::bind(Program &program) {
                                        "', which the checkpoint does not "
                                        "have");
       // A weight is read in its checkpoint dtype (in place, 16-bit weights
-      // staying 16-bit) or, by a program built for f32 weights, as f32.
+      // staying 16-bit) or, by a program built for f32 weights, as f32 (not
+      // the i8 values of a Q8_0 weight: they mean nothing without scales).
       const rt::HostTensor &weight = *w->second;
       int64_t own = weightABIType(weight.dtype());
-      bool widen = t.dtype == TRA_EXEC_F32 && own != TRA_EXEC_F32;
+      bool widen = t.dtype == TRA_EXEC_F32 &&
+                   (own == TRA_EXEC_F16 || own == TRA_EXEC_BF16);
       if (t.dtype != own && !widen)
         return rt::fileError(
             path, "@forward reads '" + std::string(t.name) + "' as " +

@@ -74,6 +74,8 @@ int64_t tra::engine::weightABIType(rt::DType dtype) {
     return TRA_EXEC_F16;
   case rt::DType::BF16:
     return TRA_EXEC_BF16;
+  case rt::DType::I8:
+    return TRA_EXEC_I8;
   default:
     return -1;
   }
@@ -87,6 +89,8 @@ std::optional<rt::DType> tra::engine::weightDType(int64_t abi) {
     return rt::DType::F16;
   case TRA_EXEC_BF16:
     return rt::DType::BF16;
+  case TRA_EXEC_I8:
+    return rt::DType::I8;
   default:
     return std::nullopt;
   }

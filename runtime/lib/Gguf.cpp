@@ -699,6 +699,31 @@ Result<HostTensor> GgufFile::read(const GgufTensor &tensor) const {
                           file->data() + tensor.offset, file);
 }
 
+Result<std::pair<HostTensor, HostTensor>>
+GgufFile::readQ8_0(const GgufTensor &tensor) const {
+  if (tensor.type != GgmlType::Q8_0)
+    return fileError(path(), "tensor " + quoteName(tensor.name) + " is " +
+                                 ggmlTypeName(uint32_t(tensor.type)) +
+                                 ", not Q8_0");
+  std::vector<int64_t> scaleShape = tensor.shape;
+  scaleShape.back() /= kQ8_0BlockValues;
+  HostTensor values = HostTensor::zeros(DType::I8, tensor.shape);
+  HostTensor scales = HostTensor::zeros(DType::F16, scaleShape);
+  // open() checked that the blocks lie inside the file.
+  const uint8_t *block = file->data() + tensor.offset;
+  auto *v = static_cast<uint8_t *>(values.mutableData());
+  auto *s = static_cast<uint8_t *>(scales.mutableData());
+  for (int64_t b = 0, n = scales.numElements(); b < n; ++b) {
+    const uint16_t scale = readLE16(block);
+    std::memcpy(s + 2 * b, &scale, 2);
+    std::memcpy(v + b * kQ8_0BlockValues, block + 2, kQ8_0BlockValues);
+    block += kQ8_0BlockBytes;
+  }
+  // The copy holds them now: the file's pages need not stay resident too.
+  file->releasePages(tensor.offset, tensor.bytes);
+  return std::make_pair(std::move(values), std::move(scales));
+}
+
 bool tra::rt::hasGgufMagic(const uint8_t *data, size_t size) {
   return size >= 4 && std::memcmp(data, kMagic, 4) == 0;
 }

@@ -194,7 +194,8 @@ public:
                                    ") has shape " + formatShape(tensor->shape) +
                                    ", the metadata implies " +
                                    formatShape(shape));
-      source->addTensor({name, tensor->dtype(), shape});
+      source->addTensor(
+          {name, tensor->dtype(), shape, tensor->type == GgmlType::Q8_0});
       source->byMetaName.emplace(name, tensor);
     }
     return std::unique_ptr<TensorSource>(std::move(source));
@@ -211,6 +212,13 @@ protected:
     if (!tile || tile->dtype() == dtype)
       return tile;
     return convert(*tile, dtype);
+  }
+  Result<Q8Tensor> readStoredQ8_0(const TensorInfo &info) const override {
+    Result<std::pair<HostTensor, HostTensor>> blocks =
+        file->readQ8_0(*byMetaName.at(info.name));
+    if (!blocks)
+      return blocks.error();
+    return Q8Tensor{std::move(blocks->first), std::move(blocks->second)};
   }
 
 private:

@@ -68,6 +68,10 @@ tra::rt::llamaWeightShapes(const LlamaParams &p) {
   return shapes;
 }
 
+std::string tra::rt::q8ScalesName(const std::string &weightName) {
+  return weightName + ".scales";
+}
+
 void tra::rt::computeRopeTables(const LlamaParams &p,
                                 std::vector<float> &cosTable,
                                 std::vector<float> &sinTable) {

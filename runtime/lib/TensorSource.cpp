@@ -60,6 +60,21 @@ Result<HostTensor> TensorSource::read(std::string_view name,
                   info->shape, dtype);
 }
 
+Result<Q8Tensor> TensorSource::readQ8_0(std::string_view name) const {
+  const TensorInfo *info = find(name);
+  if (!info)
+    return fileError(path(), "no tensor named " + quoteName(name));
+  if (!info->q8_0)
+    return fileError(path(), "tensor " + quoteName(name) + " is stored as " +
+                                 dtypeName(info->dtype) + ", not Q8_0");
+  return readStoredQ8_0(*info);
+}
+
+Result<Q8Tensor> TensorSource::readStoredQ8_0(const TensorInfo &info) const {
+  return fileError(path(), "tensor " + quoteName(info.name) +
+                               ": this format stores no Q8_0 tensors");
+}
+
 /// Converts `tile` to `dtype` unless it already has it.
 static HostTensor toDType(HostTensor tile, DType dtype) {
   return tile.dtype() == dtype ? tile : convert(tile, dtype);

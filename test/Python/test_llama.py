@@ -101,6 +101,17 @@ def test_gguf_checkpoint(cache_dir, tmp_path):
     q8 = tra.Llama(str(tmp_path / "q8_0.gguf"), cache_dir=cache_dir, max_seq_len=64)
     assert not q8.params["shared_classifier"]
     assert len(q8.generate([1], steps=10)) == 10
+    # Q8_0 kept 8-bit (the default) computes what its dequantised f32 copy
+    # computes (nothing rounds the activations; F32 ffn_down here).
+    eight = tra.Llama(str(tmp_path / "q8_0-f32.gguf"), cache_dir=cache_dir,
+                      max_seq_len=64)
+    wide = tra.Llama(str(tmp_path / "q8_0-f32.gguf"), cache_dir=cache_dir,
+                     max_seq_len=64, weight_dtype="f32")
+    tokens = [1, 461, 401, 378, 455]
+    got, want = eight.forward(tokens, pos=0), wide.forward(tokens, pos=0)
+    assert got.shape == want.shape == (5, 512)
+    assert np.max(np.abs(got - want)) < 1e-4
+    assert eight.generate([1], steps=10) == wide.generate([1], steps=10)
 
 
 @pytest.mark.parametrize("call, message", [

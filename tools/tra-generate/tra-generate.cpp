@@ -47,12 +47,11 @@ int fail(const std::string &message) {
   return 1;
 }
 
-/// Whether `program` reads a weight in a 16-bit type (only weights may be
-/// 16-bit: see StepTensors.h).
-bool readsSixteenBitWeights(const TraExecProgram &program) {
+/// Whether `program` reads an input of element type `dtype` (only weights
+/// are 16-bit or i8: see StepTensors.h).
+bool readsType(const TraExecProgram &program, int64_t dtype) {
   for (int64_t i = 0; i < program.numInputs; ++i)
-    if (program.inputs[i].dtype == TRA_EXEC_F16 ||
-        program.inputs[i].dtype == TRA_EXEC_BF16)
+    if (program.inputs[i].dtype == dtype)
       return true;
   return false;
 }
@@ -72,7 +71,7 @@ int main(int argc, char **argv) {
   // The programs first: whether they run on a GPU and read 16-bit weights
   // decides how the checkpoint is loaded.
   std::vector<std::unique_ptr<exec::ProgramLibrary>> libraries;
-  bool gpu = false, sixteenBit = false;
+  bool gpu = false, sixteenBit = false, eightBit = false;
   int64_t programThreads = 1;
   for (const std::string &path : options->programs) {
     rt::Result<std::unique_ptr<exec::ProgramLibrary>> library =
@@ -81,7 +80,9 @@ int main(int argc, char **argv) {
       return fail(library.message());
     const TraExecProgram &program = (*library)->program();
     gpu |= program.device == TRA_EXEC_CUDA;
-    sixteenBit |= readsSixteenBitWeights(program);
+    sixteenBit |=
+        readsType(program, TRA_EXEC_F16) || readsType(program, TRA_EXEC_BF16);
+    eightBit |= readsType(program, TRA_EXEC_I8);
     programThreads = std::max<int64_t>(programThreads, program.numThreads);
     libraries.push_back(std::move(*library));
   }
@@ -105,7 +106,7 @@ int main(int argc, char **argv) {
   }
 
   rt::Result<rt::LlamaCheckpoint> ckpt =
-      engine::loadCheckpoint(options->checkpoint, sixteenBit);
+      engine::loadCheckpoint(options->checkpoint, sixteenBit || eightBit);
   if (!ckpt)
     return fail(ckpt.message());
   rt::LlamaParams &p = ckpt->params;
@@ -160,7 +161,9 @@ int main(int argc, char **argv) {
   config.prefillChunk = longest;
   config.how = std::string("compiled step programs, in process") +
                (accelerator ? ", on the GPU" : "") +
-               (sixteenBit ? ", 16-bit weights" : "");
+               (eightBit     ? ", Q8_0 weights 8-bit"
+                : sixteenBit ? ", 16-bit weights"
+                             : "");
   config.engine = "compiled";
   auto step = [&](const std::vector<int64_t> &tokens, int64_t pos, int64_t n,
                   std::vector<double> &logits) {

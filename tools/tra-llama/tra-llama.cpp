@@ -186,10 +186,11 @@ static cl::opt<WeightDType> weightDType(
     cl::values(
         clEnumValN(WeightDType::Auto, "auto",
                    "the checkpoint's (default): 16-bit weights stay 16-bit "
-                   "on GPUs and CPUs, multiplied in mixed precision"),
+                   "on GPUs and CPUs, multiplied in mixed precision; a GGUF "
+                   "file's Q8_0 weights stay 8-bit in one process"),
         clEnumValN(WeightDType::F32, "f32",
-                   "f32: 16-bit weights are widened once, the whole model "
-                   "computes in f32"),
+                   "f32: 16-bit and Q8_0 weights are widened once, the "
+                   "whole model computes in f32"),
         clEnumValN(WeightDType::Checkpoint, "checkpoint",
                    "the checkpoint's: f16/bf16 weights stay 16-bit; a "
                    "projection rounds its activations to the weight's type "
@@ -252,20 +253,18 @@ static int fail(const llvm::Twine &message) {
   return 1;
 }
 
-/// Whether the model's programs read 16-bit weights 16-bit (--weight-dtype).
-/// On a CPU too since the runtime's kernels widen them in registers (decode)
-/// or while packing (prefill): half the memory and the bytes per token of
-/// f32 copies, prefill as fast.
-static bool keepSixteenBit() { return weightDType != WeightDType::F32; }
+/// Whether the model's programs read 16-bit weights 16-bit and, in one
+/// process, Q8_0 weights as 8-bit values and scales (--weight-dtype). On a
+/// CPU too since the runtime's kernels widen them in registers (decode) or
+/// while packing (prefill): a half (a quarter) of the memory and of the
+/// bytes per token of f32 copies.
+static bool keepStoredTypes() { return weightDType != WeightDType::F32; }
 
 /// The weights that the model's programs read in a 16-bit checkpoint dtype
-/// (the checkpoint was loaded with keepSixteenBit).
+/// or as Q8_0 values (i8) and scales (the checkpoint was loaded keeping its
+/// stored types).
 static LlamaWeightDTypes weightDTypesOf(const rt::LlamaCheckpoint &ckpt) {
-  LlamaWeightDTypes dtypes;
-  for (auto &[name, t] : ckpt.weights)
-    if (t.dtype() == rt::DType::F16 || t.dtype() == rt::DType::BF16)
-      dtypes[name] = t.dtype();
-  return dtypes;
+  return engine::storedWeightDTypes(ckpt);
 }
 
 /// The interpreter tensor of weight `t`, of element type f32 or, where
@@ -277,6 +276,7 @@ static InterpTensor weightTensor(MLIRContext &ctx, const std::string &name,
   Type type = Float32Type::get(&ctx);
   if (auto it = dtypes.find(name); it != dtypes.end())
     type = it->second == rt::DType::BF16 ? Type(BFloat16Type::get(&ctx))
+           : it->second == rt::DType::I8 ? Type(IntegerType::get(&ctx, 8))
                                          : Type(Float16Type::get(&ctx));
   InterpTensor r(type, shape);
   for (int64_t i = 0; i < r.getNumElements(); ++i)
@@ -486,7 +486,7 @@ static int runDistributed(MLIRContext &ctx,
   bool gpus = false;
   for (unsigned d = 0; d < hw.numDevices(); ++d)
     gpus |= hw.getDevice(d).kind == ::tra::hw::DeviceKind::GPU;
-  bool sixteenBit = keepSixteenBit();
+  bool sixteenBit = keepStoredTypes();
   // All ranks on this machine: its GPU driver is checked before anything
   // is compiled (with a hostfile the GPUs are the hosts', which the ranks
   // check).
@@ -609,6 +609,14 @@ static int run(MLIRContext &ctx, const rt::LlamaCheckpoint &ckpt,
     if (engineKind == Engine::Interpreter)
       args.push_back(weightTensor(ctx, name, *t, dtypes));
   }
+  // The scales of Q8_0 weights follow the weights (buildLlamaModule).
+  if (engineKind == Engine::Interpreter)
+    for (auto &[name, shape] : rt::llamaWeightShapes(p))
+      if (const rt::HostTensor *t = ckpt.find(name);
+          t->dtype() == rt::DType::I8) {
+        std::string scales = rt::q8ScalesName(name);
+        args.push_back(weightTensor(ctx, scales, *ckpt.find(scales), dtypes));
+      }
 
   std::unique_ptr<::tra::engine::LocalModel> compiled;
   if (engineKind == Engine::Compiled) {
@@ -640,7 +648,16 @@ static int run(MLIRContext &ctx, const rt::LlamaCheckpoint &ckpt,
     config.how = "reference interpreter";
     config.engine = "interpreter";
   }
-  if (!dtypes.empty())
+  bool eightBit = llvm::any_of(
+      dtypes, [](auto &entry) { return entry.second == rt::DType::I8; });
+  bool sixteenBit = llvm::any_of(dtypes, [&](auto &entry) {
+    return (entry.second == rt::DType::F16 ||
+            entry.second == rt::DType::BF16) &&
+           !(eightBit && llvm::StringRef(entry.first).ends_with(".scales"));
+  });
+  if (eightBit)
+    config.how += ", Q8_0 weights 8-bit";
+  if (sixteenBit)
     config.how += ", 16-bit weights";
 
   // Runs one step over tokens[pos, pos + n); fills `logits` (n rows).
@@ -767,7 +784,7 @@ int main(int argc, char **argv) {
                hw->getDevice(0).kind == ::tra::hw::DeviceKind::GPU &&
                !emulateOnCpu;
   rt::Result<rt::LlamaCheckpoint> ckpt =
-      engine::loadCheckpoint(checkpointPath, keepSixteenBit());
+      engine::loadCheckpoint(checkpointPath, keepStoredTypes());
   if (!ckpt)
     return fail(ckpt.message());
   if (llvm::Error e = applyMaxSeqLen(ckpt->params))

@@ -810,6 +810,48 @@ TEST(GgufLlamaTest, Q8_0IsDequantisedToF32) {
     }
 }
 
+TEST(GgufLlamaTest, Q8_0ReadAsStored) {
+  TempDir dir;
+  TinyLlama model;
+  model.q8 = true;
+  std::string path = model.writer().write(dir, "q8.gguf");
+  Result<std::unique_ptr<TensorSource>> source = openTensorSource(path);
+  ASSERT_TRUE(source) << source.message();
+  const std::string name = "layers.0.feed_forward.w2.weight";
+  ASSERT_TRUE((*source)->find(name)->q8_0);
+  EXPECT_FALSE((*source)->find("norm.weight")->q8_0);
+  Result<Q8Tensor> stored = (*source)->readQ8_0(name);
+  ASSERT_TRUE(stored) << stored.message();
+  EXPECT_EQ(stored->values.dtype(), DType::I8);
+  EXPECT_EQ(stored->values.shape(), (std::vector<int64_t>{32, 64}));
+  EXPECT_EQ(stored->scales.dtype(), DType::F16);
+  EXPECT_EQ(stored->scales.shape(), (std::vector<int64_t>{32, 2}));
+  // The values times their block's scale are what readTile dequantises.
+  Result<HostTensor> wide = (*source)->read(name);
+  ASSERT_TRUE(wide) << wide.message();
+  for (int64_t i = 0; i < 32 * 64; ++i) {
+    ASSERT_EQ(stored->values.loadAsDouble(i), double(i % 64 - 32));
+    ASSERT_EQ(stored->values.loadAsDouble(i) *
+                  stored->scales.loadAsDouble(i / 32),
+              wide->loadAsDouble(i))
+        << "element " << i;
+  }
+  EXPECT_ERROR((*source)->readQ8_0("norm.weight"),
+                path + ": tensor 'norm.weight' is stored as f32, not Q8_0");
+  EXPECT_ERROR((*source)->readQ8_0("nope"), path + ": no tensor named 'nope'");
+  // Another format has none.
+  TinyLlama f32;
+  Result<std::unique_ptr<TensorSource>> plain =
+      openTensorSource(f32.writer().write(dir, "f32.gguf"));
+  ASSERT_TRUE(plain) << plain.message();
+  EXPECT_FALSE((*plain)->find(name)->q8_0);
+  EXPECT_ERROR((*plain)->readQ8_0(name), "is stored as f32, not Q8_0");
+  Result<GgufFile> file = GgufFile::open(path);
+  ASSERT_TRUE(file) << file.message();
+  EXPECT_ERROR(file->readQ8_0(*file->findTensor("output_norm.weight")),
+               "tensor 'output_norm.weight' is F32, not Q8_0");
+}
+
 TEST(GgufLlamaTest, TensorNames) {
   EXPECT_EQ(ggufLlamaTensorName("tok_embeddings.weight"), "token_embd.weight");
   EXPECT_EQ(ggufLlamaTensorName("norm.weight"), "output_norm.weight");

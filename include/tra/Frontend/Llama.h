@@ -42,12 +42,17 @@ namespace tra {
 /// multiplies it once instead of 128 times.
 ///
 /// `weightDTypes` gives a weight's element type by name: f32 (also for a
-/// name it does not hold), f16 or bf16. A 16-bit weight stays 16-bit: a
+/// name it does not hold), f16, bf16 or i8. A 16-bit weight stays 16-bit: a
 /// projection by it rounds its activations to the weight's type and
 /// multiplies in mixed precision (16-bit inputs, f32 accumulation and
 /// result, as a GPU's tensor cores do); an embedding row or a norm weight
-/// is widened exactly to f32 where it is used. The rest of the model
-/// computes in f32.
+/// is widened exactly to f32 where it is used. An i8 weight (a matrix
+/// whose rows are whole blocks of kQ8BlockValues) is quantised as
+/// llama.cpp's Q8_0: @forward also takes its f16 block scales, named
+/// `q8ScalesName(weight)`, after all weights (in the weights' order); a
+/// projection multiplies the f32 activations by values and scales inside
+/// one einsum ("sBJ,eBJ,eB->se"), an embedding row is dequantised where it
+/// is gathered. The rest of the model computes in f32.
 using LlamaWeightDTypes = std::map<std::string, ::tra::rt::DType>;
 OwningOpRef<ModuleOp>
 buildLlamaModule(MLIRContext *context, const ::tra::rt::LlamaParams &params,

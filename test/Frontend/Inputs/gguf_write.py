@@ -23,6 +23,10 @@ Written to OUT_DIR:
                                           alignment 64) also stores
                                           output.weight, the others share
                                           the embedding
+  q8_0-f32.gguf                           q8_0.gguf with F32 ffn_down
+                                          matrices (llama-quantize's other
+                                          fallback): the 8-bit model
+                                          whose activations nothing rounds
   TYPE-full/NAME.npy                      each weight as the file holds it
                                           (16-bit and Q8_0 values decoded
                                           from the written bytes), under
@@ -190,15 +194,16 @@ def main():
                "n_kv_heads": cfg["kv_heads"], "vocab_size": cfg["vocab"],
                "norm_eps": 1e-5}, open(os.path.join(out, "params.json"), "w"))
 
-    def build(kind, with_output):
-        full = os.path.join(out, {F32: "f32", F16: "f16", BF16: "bf16", Q8_0: "q8_0"}[kind] + "-full")
+    def build(kind, with_output, fallback=F16, name=None):
+        name = name or {F32: "f32", F16: "f16", BF16: "bf16", Q8_0: "q8_0"}[kind]
+        full = os.path.join(out, name + "-full")
         os.makedirs(full, exist_ok=True)
         listed = weights + ([("output.weight", "output.weight", w["cls"])] if with_output else [])
         tensors = []
         for gname, mname, a in listed:
             t = kind if a.ndim == 2 else F32
             if t == Q8_0 and a.shape[1] % 32:
-                t = F16  # as llama-quantize falls back for ffn_down (172)
+                t = fallback  # as llama-quantize falls back for ffn_down (172)
             raw, values = encode(t, a)
             np.save(os.path.join(full, mname + ".npy"), values)
             tensors.append((gname, t, list(a.shape), raw))
@@ -211,6 +216,8 @@ def main():
     write_gguf(os.path.join(out, "q8_0.gguf"),
                kvs(**{"general.alignment": (U32, 64)}),
                build(Q8_0, True), version=2, alignment=64)
+    write_gguf(os.path.join(out, "q8_0-f32.gguf"), kvs(),
+               build(Q8_0, True, fallback=F32, name="q8_0-f32"))
 
     # BAD: one problem each.
     def bad(name, kv=None, tensors=None, version=3):

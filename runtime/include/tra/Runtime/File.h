@@ -49,6 +49,10 @@ public:
   /// particular order (`random` true: no read-ahead) or sequentially
   /// (`random` false: the default read-ahead). Only a hint; never fails.
   void adviseAccess(size_t offset, size_t size, bool random) const;
+  /// Drops this process's pages of bytes [offset, offset + size) (after a
+  /// copy of them was made: they no longer count in its resident memory; a
+  /// later access reads them again). Only a hint; never fails.
+  void releasePages(size_t offset, size_t size) const;
 
 private:
   MappedFile(std::string path, const uint8_t *bytes, size_t length)

@@ -44,6 +44,7 @@
 
 #include "tra/Runtime/Error.h"
 #include "tra/Runtime/File.h"
+#include "tra/Runtime/Llama.h"
 #include "tra/Runtime/Tensor.h"
 
 #include <cstdint>
@@ -89,9 +90,10 @@ enum class GgmlType : uint32_t { F32 = 0, F16 = 1, Q8_0 = 8, BF16 = 30 };
 /// or "" for a number ggml does not define.
 std::string ggmlTypeName(uint32_t type);
 
-/// Values per Q8_0 block, and the bytes of one block (f16 scale + 32 int8).
-inline constexpr int64_t kQ8_0BlockValues = 32;
-inline constexpr int64_t kQ8_0BlockBytes = 34;
+/// Values per Q8_0 block (Llama.h's kQ8BlockValues), and the bytes of one
+/// block (f16 scale + 32 int8).
+inline constexpr int64_t kQ8_0BlockValues = kQ8BlockValues;
+inline constexpr int64_t kQ8_0BlockBytes = 2 + kQ8_0BlockValues;
 
 /// One metadata key-value pair; the value's bytes stay in the mapped file.
 struct GgufEntry {
@@ -168,6 +170,11 @@ public:
   /// Returns the whole `tensor`: a zero-copy view into the mapped file for
   /// F32, F16 and BF16, dequantised to f32 for Q8_0.
   Result<HostTensor> read(const GgufTensor &tensor) const;
+  /// Returns the whole Q8_0 `tensor` as stored, its blocks split into the
+  /// i8 values (the tensor's shape) and the f16 scales (the shape with the
+  /// last extent divided by kQ8_0BlockValues); fails for another type.
+  Result<std::pair<HostTensor, HostTensor>>
+  readQ8_0(const GgufTensor &tensor) const;
 
 private:
   GgufFile() = default;

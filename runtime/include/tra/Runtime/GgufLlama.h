@@ -50,8 +50,9 @@
 // needs that permutation undone on reading; a GGUF file does not.)
 //
 // Element types: F32, F16 and BF16 weights keep their dtype (a caller may
-// widen them); Q8_0 weights are dequantised to f32 when read, so a Q8_0
-// model runs with f32 weights (4x the memory of the file).
+// widen them); Q8_0 weights are dequantised to f32 when read as tiles, and
+// `TensorSource::readQ8_0` returns them as stored (i8 values and f16
+// scales), which the one-process engine keeps (about the file's bytes).
 //
 //===----------------------------------------------------------------------===//
 

@@ -55,6 +55,13 @@ int64_t metaHiddenDim(int64_t dim, int64_t multipleOf,
 std::vector<std::pair<std::string, std::vector<int64_t>>>
 llamaWeightShapes(const LlamaParams &params);
 
+/// Weights quantised as llama.cpp's Q8_0 are two tensors: the weight's name
+/// holds its values as i8 (its shape), and this name (`name` + ".scales")
+/// one f16 scale per block of kQ8BlockValues values along the last
+/// dimension: value [r, c] = i8 [r, c] * scales [r, c / kQ8BlockValues].
+inline constexpr int64_t kQ8BlockValues = 32;
+std::string q8ScalesName(const std::string &weightName);
+
 /// The rotary tables of Meta's precompute_freqs_cis: cos and sin of
 /// pos * theta^(-2i/HD) for pos < maxSeqLen, i < HD/2, row-major (the
 /// `freqs_cos` and `freqs_sin` arguments of the model's @forward).

@@ -31,8 +31,8 @@
 // model's hyper-parameters (`llamaParams`); so does a GGUF file of
 // llama.cpp's "llama" architecture (GgufLlama.h: its "blk.N.attn_q.weight"
 // read as "layers.N.attention.wq.weight", Q8_0 weights dequantised to f32
-// when read). A Hugging Face directory is
-// mapped onto them: "model.layers.N.self_attn.q_proj.weight" is read as
+// when read as tiles, or read as stored by readQ8_0). A Hugging Face directory
+// is mapped onto them: "model.layers.N.self_attn.q_proj.weight" is read as
 // "layers.N.attention.wq.weight", with the per-head row permutation HF
 // applies to wq and wk (for its rotate_half rotary convention) undone.
 //
@@ -65,6 +65,16 @@ struct TensorInfo {
   std::string name;
   DType dtype = DType::F32;
   std::vector<int64_t> shape;
+  /// Stored quantised as llama.cpp's Q8_0 (GGUF): `dtype` is f32, what
+  /// readTile dequantises to; readQ8_0 returns the stored blocks.
+  bool q8_0 = false;
+};
+
+/// A tensor quantised as Q8_0: its i8 values (the tensor's shape) and one
+/// f16 scale per block of kQ8BlockValues (Llama.h) along the last
+/// dimension.
+struct Q8Tensor {
+  HostTensor values, scales;
 };
 
 /// Read access to the tensors of one checkpoint, whatever its format.
@@ -105,6 +115,11 @@ public:
   Result<HostTensor> read(std::string_view name,
                           std::optional<DType> dtype = std::nullopt) const;
 
+  /// Returns the whole tensor `name`, stored as Q8_0 (TensorInfo::q8_0), as
+  /// stored: 8-bit values and their scales, nothing dequantised. Fails,
+  /// naming the file and tensor, for a tensor stored otherwise.
+  Result<Q8Tensor> readQ8_0(std::string_view name) const;
+
 protected:
   explicit TensorSource(std::string path) : sourcePath(std::move(path)) {}
 
@@ -118,6 +133,8 @@ protected:
                                         const std::vector<int64_t> &shape,
                                         DType dtype,
                                         int64_t preferRank) const = 0;
+  /// Reads `info`'s tensor, which has TensorInfo::q8_0, as stored.
+  virtual Result<Q8Tensor> readStoredQ8_0(const TensorInfo &info) const;
 
   std::optional<LlamaParams> params;
 

@@ -10,6 +10,7 @@
 
 #include "tra/Runtime/Llama.h"
 
+#include <map>
 #include <string>
 
 namespace tra::engine {
@@ -18,12 +19,21 @@ namespace tra::engine {
 /// reads that states the model's parameters: a llama2.c `.bin` file
 /// (mapped, f32), a Meta checkpoint directory (params.json +
 /// consolidated.NN.pth, every shard merged into whole weights), a Hugging
-/// Face LLaMA directory, a GGUF file (Q8_0 weights dequantised to f32) or a
-/// tra-split checkpoint (every weight read whole). Weights are f32, or with
-/// `keepSixteenBit` f16/bf16 where the checkpoint stores them so (for step
-/// programs that read them 16-bit, see LocalModel). Errors name the file.
+/// Face LLaMA directory, a GGUF file or a tra-split checkpoint (every
+/// weight read whole). Weights are f32, or with `keepStored` in the types
+/// the checkpoint stores them in where step programs can read them so (see
+/// LocalModel): f16/bf16, and a GGUF file's Q8_0 matrices as i8 values
+/// under the weight's name plus f16 scales under rt::q8ScalesName (without
+/// `keepStored` they are dequantised to f32). Errors name the file.
 rt::Result<rt::LlamaCheckpoint> loadCheckpoint(const std::string &path,
-                                               bool keepSixteenBit = false);
+                                               bool keepStored = false);
+
+/// The weights of `checkpoint` (loaded keeping its stored types) that step
+/// programs read in a type other than f32: f16, bf16, and i8 for Q8_0
+/// values (their scales, f16, included), by name (buildLlamaModule's
+/// weightDTypes).
+std::map<std::string, rt::DType>
+storedWeightDTypes(const rt::LlamaCheckpoint &checkpoint);
 
 } // namespace tra::engine
 
