@@ -128,10 +128,27 @@ func.func @negative_einsum_narrowing(%a: tensor<4xbf16>, %b: tensor<4xbf16>) -> 
 
 // -----
 
-func.func @negative_einsum_bad_dtype(%a: tensor<4xi8>) -> tensor<4xi8> {
-  // expected-error @+1 {{operand #0 must be variadic of ranked tensor of 32-bit float or 16-bit float or bfloat16 type or 64-bit float or 64-bit signless integer or 32-bit signless integer or 1-bit signless integer values}}
+func.func @negative_einsum_bad_dtype(%a: tensor<4xi16>) -> tensor<4xi16> {
+  // expected-error @+1 {{operand #0 must be variadic of ranked tensor of 32-bit float or 16-bit float or bfloat16 type or 64-bit float or 64-bit signless integer or 32-bit signless integer or 8-bit signless integer or 1-bit signless integer values}}
+  %0 = tra.einsum "i->i" id (%a) : (tensor<4xi16>) -> tensor<4xi16>
+  return %0 : tensor<4xi16>
+}
+
+// -----
+
+// i8 inputs are widened into an f32 result; an i8 result is no einsum's.
+func.func @negative_einsum_i8_result(%a: tensor<4xi8>) -> tensor<4xi8> {
+  // expected-error @+1 {{result element type 'i8' is not a floating-point type (f32, f16, bf16, f64)}}
   %0 = tra.einsum "i->i" id (%a) : (tensor<4xi8>) -> tensor<4xi8>
   return %0 : tensor<4xi8>
+}
+
+// -----
+
+func.func @negative_einsum_i8_into_f16(%a: tensor<4xi8>) -> tensor<4xf16> {
+  // expected-error @+1 {{input #0 has element type 'i8' but the result has 'f16'; an einsum input has the result's element type, or is f16/bf16/i8 for an f32 result}}
+  %0 = tra.einsum "i->i" id (%a) : (tensor<4xi8>) -> tensor<4xf16>
+  return %0 : tensor<4xf16>
 }
 
 // -----
@@ -482,10 +499,10 @@ func.func @negative_convert_shape(%a: tensor<4xf32>) -> tensor<5xf16> {
 
 // -----
 
-func.func @negative_convert_dtype(%a: tensor<4xf32>) -> tensor<4xi8> {
-  // expected-error @+1 {{result #0 must be ranked tensor of 32-bit float or 16-bit float or bfloat16 type or 64-bit float or 64-bit signless integer or 32-bit signless integer or 1-bit signless integer values}}
-  %0 = tra.convert %a : tensor<4xf32> to tensor<4xi8>
-  return %0 : tensor<4xi8>
+func.func @negative_convert_dtype(%a: tensor<4xf32>) -> tensor<4xi16> {
+  // expected-error @+1 {{result #0 must be ranked tensor of 32-bit float or 16-bit float or bfloat16 type or 64-bit float or 64-bit signless integer or 32-bit signless integer or 8-bit signless integer or 1-bit signless integer values}}
+  %0 = tra.convert %a : tensor<4xf32> to tensor<4xi16>
+  return %0 : tensor<4xi16>
 }
 
 // -----

@@ -8,6 +8,14 @@ func.func @einsum_matmul(%a: tensor<2x4x8xf32>, %b: tensor<2x8x16xf32>) -> tenso
   return %c : tensor<2x4x16xf32>
 }
 
+// Q8_0 weights: i8 values and f16 block scales widened into an f32 result.
+// CHECK-LABEL: func.func @einsum_q8
+func.func @einsum_q8(%x: tensor<4x2x32xf32>, %q: tensor<16x2x32xi8>, %s: tensor<16x2xf16>) -> tensor<4x16xf32> {
+  // CHECK: tra.einsum "sbj,ebj,eb->se" mul (%{{.*}}, %{{.*}}, %{{.*}}) : (tensor<4x2x32xf32>, tensor<16x2x32xi8>, tensor<16x2xf16>) -> tensor<4x16xf32>
+  %y = tra.einsum "sbj,ebj,eb->se" mul (%x, %q, %s) : (tensor<4x2x32xf32>, tensor<16x2x32xi8>, tensor<16x2xf16>) -> tensor<4x16xf32>
+  return %y : tensor<4x16xf32>
+}
+
 // CHECK-LABEL: func.func @einsum_aggregations
 func.func @einsum_aggregations(%x: tensor<4x64xf16>) -> (tensor<4xf16>, tensor<4xf16>, tensor<4xf16>, tensor<4xf16>) {
   // CHECK: tra.einsum "sd->s" square (%{{.*}}) : (tensor<4x64xf16>) -> tensor<4xf16>
