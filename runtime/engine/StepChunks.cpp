@@ -17,9 +17,27 @@ std::string listLengths(const std::vector<int64_t> &lengths) {
 }
 } // namespace
 
+double StepCosts::of(int64_t seq) const {
+  for (auto &[length, s] : seconds)
+    if (length == seq)
+      return s;
+  return 0;
+}
+
+/// Whether `rest` one-token steps cost less than one padded run of the
+/// program of `padded` tokens.
+static bool singleStepsAreCheaper(const StepCosts &costs, int64_t rest,
+                                  int64_t padded) {
+  double one = costs.of(1), run = costs.of(padded);
+  if (one > 0 && run > 0)
+    return double(rest) * one < run;
+  return rest * kUnmeasuredPrefillSpeedup < padded;
+}
+
 rt::Result<std::vector<StepChunk>>
 tra::engine::planStepChunks(const std::vector<int64_t> &programLengths,
-                            int64_t maxSeqLen, int64_t pos, int64_t n) {
+                            int64_t maxSeqLen, int64_t pos, int64_t n,
+                            const StepCosts &costs) {
   std::vector<int64_t> lengths;
   for (int64_t seq : programLengths)
     if (seq >= 1 && seq <= maxSeqLen)
@@ -52,6 +70,12 @@ tra::engine::planStepChunks(const std::vector<int64_t> &programLengths,
     // Fewer tokens than the longest program: exactly, padded, or a shorter
     // program and then the rest.
     auto holds = std::lower_bound(lengths.begin(), lengths.end(), rest);
+    if (*holds != rest && lengths.front() == 1 &&
+        singleStepsAreCheaper(costs, rest, *holds)) {
+      for (int64_t i = 0; i < rest; ++i)
+        chunks.push_back({at + i, 1, 1});
+      break;
+    }
     if (*holds == rest || at + *holds <= maxSeqLen) {
       chunks.push_back({at, rest, *holds});
       break;
@@ -69,9 +93,9 @@ tra::engine::planStepChunks(const std::vector<int64_t> &programLengths,
 rt::Result<std::vector<StepChunk>>
 tra::engine::planStepChunks(const std::vector<int64_t> &programLengths,
                             int64_t maxSeqLen, int64_t numTokens, int64_t pos,
-                            int64_t n) {
+                            int64_t n, const StepCosts &costs) {
   rt::Result<std::vector<StepChunk>> chunks =
-      planStepChunks(programLengths, maxSeqLen, pos, n);
+      planStepChunks(programLengths, maxSeqLen, pos, n, costs);
   if (!chunks)
     return chunks.error();
   // The cache bounds are checked (0 <= pos, 1 <= n, pos + n <= maxSeqLen,
