@@ -635,6 +635,16 @@ def main():
         log(f"  {name:38s} {verdict}")
         if not ok:
             log(f"      ids: {' '.join(map(str, ids))}")
+    # The quantised files against each other: tra and llama.cpp on the same
+    # F16 / Q8_0 weights (llama.cpp also rounds its activations to 8 bits
+    # for Q8_0 products, tra keeps them f32, so late tokens may part).
+    for q in ("F16", "Q8_0"):
+        ours, theirs = checks[f"tra {q} GGUF"][0], checks[f"llama.cpp {q} GGUF"][0]
+        if ours is not None and theirs is not None:
+            n = agreement(ours, theirs)
+            log(f"  tra {q} vs llama.cpp {q}: "
+                + ("agree" if ours == theirs else
+                   f"first {n} of {CHECK_TOKENS} agree"))
 
     # ---- speed -------------------------------------------------------------
     rng = np.random.default_rng(1)
