@@ -49,15 +49,10 @@ LocalModel::LocalModel(const rt::LlamaCheckpoint &checkpoint,
   // program binds them (bind), unless the plan streams them from disk.
   for (auto &[name, t] : checkpoint.weights)
     weights[name] = &t;
-  // On a GPU the caches live in device memory (prepareDevice).
-  if (accelerator)
-    return;
-  size_t cacheElements = size_t(p.maxSeqLen * p.nKvHeads * p.headDim());
-  for (auto &set : caches) {
-    set.resize(size_t(2 * p.nLayers));
-    for (std::vector<float> &cache : set)
-      cache.assign(cacheElements, 0.0f);
-  }
+  // On a GPU the caches live in device memory (prepareDevice). The second
+  // set only for a program that cannot update them in place.
+  if (!accelerator)
+    (void)allocateCacheSet(0);
 }
 
 LocalModel::~LocalModel() {
@@ -85,15 +80,8 @@ rt::Status LocalModel::prepareDevice() {
     return sin.status();
   deviceCos = *cos;
   deviceSin = *sin;
-  size_t cacheBytes =
-      size_t(p.maxSeqLen * p.nKvHeads * p.headDim()) * sizeof(float);
-  for (auto &set : deviceCaches)
-    for (int64_t i = 0; i < 2 * p.nLayers; ++i) {
-      rt::Result<void *> cache = device.buffer(nullptr, cacheBytes);
-      if (!cache)
-        return cache.status();
-      set.push_back(*cache);
-    }
+  if (rt::Status status = allocateCacheSet(0); !status)
+    return status;
   devicePrepared = true;
   return rt::Status::success();
 }
@@ -400,6 +388,23 @@ void LocalModel::noteRunTime(int64_t seq, double seconds) {
   runCosts.seconds.push_back({seq, seconds});
 }
 
+rt::Status LocalModel::allocateCacheSet(int set) {
+  const size_t elements = size_t(p.maxSeqLen * p.nKvHeads * p.headDim());
+  if (!accelerator) {
+    if (caches[set].empty())
+      caches[set].assign(size_t(2 * p.nLayers),
+                         std::vector<float>(elements, 0.0f));
+    return rt::Status::success();
+  }
+  while (deviceCaches[set].size() < size_t(2 * p.nLayers)) {
+    rt::Result<void *> cache = device.buffer(nullptr, elements * sizeof(float));
+    if (!cache)
+      return cache.status();
+    deviceCaches[set].push_back(*cache);
+  }
+  return rt::Status::success();
+}
+
 rt::Status LocalModel::runProgram(Program &program,
                                   const std::vector<int64_t> &tokens,
                                   const StepChunk &chunk, int64_t firstRow,
@@ -424,6 +429,10 @@ rt::Status LocalModel::runProgram(Program &program,
     first = firstRow == chunk.count ? vocab : 0;
     last = vocab;
   }
+  // A program that copies its caches writes the other set (made now).
+  if (!program.cachesInPlace)
+    if (rt::Status status = allocateCacheSet(1); !status)
+      return status;
   if (accelerator) {
     for (auto [slot, index] : program.cacheInputs)
       program.buffers[slot] = deviceCaches[parity][size_t(index)];

@@ -121,6 +121,9 @@ private:
   };
 
   rt::Status bind(Program &program);
+  /// Makes KV-cache set `set` (zeros), on the device for a GPU model, if it
+  /// is not there yet.
+  rt::Status allocateCacheSet(int set);
   /// Records that a run of the program of `seq` tokens took `seconds`.
   void noteRunTime(int64_t seq, double seconds);
   /// Runs `program` over `chunk` of `tokens`; appends the logits rows
