@@ -2,6 +2,8 @@
 
 #include "tra/Runtime/GgufLlama.h"
 
+#include <algorithm>
+
 #include <optional>
 #include <unordered_map>
 
@@ -207,8 +209,15 @@ protected:
                                 const std::vector<int64_t> &offsets,
                                 const std::vector<int64_t> &shape, DType dtype,
                                 int64_t) const override {
-    Result<HostTensor> tile =
-        file->readTile(*byMetaName.at(info.name), offsets, shape);
+    const GgufTensor &tensor = *byMetaName.at(info.name);
+    // A whole tensor in its stored type: a view into the mapped file (no
+    // second copy of the weights in memory).
+    if (tensor.type != GgmlType::Q8_0 && dtype == tensor.dtype() &&
+        shape == tensor.shape &&
+        std::all_of(offsets.begin(), offsets.end(),
+                    [](int64_t o) { return o == 0; }))
+      return file->read(tensor);
+    Result<HostTensor> tile = file->readTile(tensor, offsets, shape);
     if (!tile || tile->dtype() == dtype)
       return tile;
     return convert(*tile, dtype);

@@ -782,10 +782,14 @@ TEST(GgufLlamaTest, ReadsAsMetaCheckpoint) {
     Result<HostTensor> w2 = (*source)->read("layers.0.feed_forward.w2.weight");
     ASSERT_TRUE(w2) << w2.message();
     EXPECT_EQ(w2->shape(), (std::vector<int64_t>{32, 64}));
+    // Whole and in its stored type: a view into the mapped file, no copy.
+    EXPECT_TRUE(w2->isView());
+    EXPECT_FALSE(wq->isView());
     Result<HostTensor> f16 =
         (*source)->read("norm.weight", DType::F16); // converted on request
     ASSERT_TRUE(f16) << f16.message();
     EXPECT_EQ(f16->dtype(), DType::F16);
+    EXPECT_FALSE(f16->isView());
   }
 }
 
