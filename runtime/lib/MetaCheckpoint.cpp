@@ -421,6 +421,10 @@ MetaCheckpoint::loadAll(std::optional<DType> dtype) const {
     if (!tensor)
       return tensor.error();
     result.weights.emplace_back(weight.name, std::move(*tensor));
+    // Weight by weight: the copies and the pages they came from are not
+    // resident together.
+    for (const PthFile &shard : shardFiles)
+      shard.releasePages();
   }
   return result;
 }

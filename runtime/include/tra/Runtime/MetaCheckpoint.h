@@ -130,7 +130,8 @@ public:
   Result<HostTensor> read(std::string_view name,
                           DType dtype = DType::F32) const;
   /// Reads every weight, converted to `dtype` (none: in the dtype the
-  /// shards store): for small models, or tests.
+  /// shards store), into memory of its own (the shards' pages are released
+  /// after each weight: the weights are never resident twice).
   Result<LlamaCheckpoint>
   loadAll(std::optional<DType> dtype = DType::F32) const;
 

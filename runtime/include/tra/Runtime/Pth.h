@@ -125,6 +125,10 @@ public:
                       const std::vector<int64_t> &sizes, uint8_t *out,
                       const std::vector<int64_t> &outStrides) const;
 
+  /// Drops this process's pages of the mapped file (after copies of what
+  /// was needed were made; MappedFile::releasePages).
+  void releasePages() const { file->releasePages(0, file->size()); }
+
 private:
   PthFile() = default;
   /// Verifies the CRC-32 of `tensor`'s storage, once per storage (the
