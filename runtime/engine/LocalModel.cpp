@@ -8,7 +8,6 @@
 #include "tra/Runtime/Tensor.h"
 
 #include <algorithm>
-#include <chrono>
 
 using namespace tra;
 using namespace tra::engine;
@@ -352,7 +351,7 @@ std::vector<std::string> LocalModel::tierFetchReport() const {
 rt::Status LocalModel::step(const std::vector<int64_t> &tokens, int64_t pos,
                             int64_t n, std::vector<double> &logits) {
   rt::Result<std::vector<StepChunk>> chunks = planStepChunks(
-      programLengths(), p.maxSeqLen, int64_t(tokens.size()), pos, n, runCosts);
+      programLengths(), p.maxSeqLen, int64_t(tokens.size()), pos, n);
   if (!chunks)
     return chunks.error();
   logits.clear();
@@ -366,26 +365,13 @@ rt::Status LocalModel::step(const std::vector<int64_t> &tokens, int64_t pos,
     auto it = programs.find({chunk.seq, !allRows});
     if (it == programs.end())
       it = programs.find({chunk.seq, allRows});
-    auto start = std::chrono::steady_clock::now();
     if (rt::Status status =
             runProgram(it->second, tokens, chunk,
                        wantRows ? firstRow : chunk.count, logits);
         !status)
       return status;
-    noteRunTime(chunk.seq, std::chrono::duration<double>(
-                               std::chrono::steady_clock::now() - start)
-                               .count());
   }
   return rt::Status::success();
-}
-
-void LocalModel::noteRunTime(int64_t seq, double seconds) {
-  for (auto &[length, best] : runCosts.seconds)
-    if (length == seq) {
-      best = std::min(best, seconds);
-      return;
-    }
-  runCosts.seconds.push_back({seq, seconds});
 }
 
 rt::Status LocalModel::allocateCacheSet(int set) {

@@ -17,27 +17,9 @@ std::string listLengths(const std::vector<int64_t> &lengths) {
 }
 } // namespace
 
-double StepCosts::of(int64_t seq) const {
-  for (auto &[length, s] : seconds)
-    if (length == seq)
-      return s;
-  return 0;
-}
-
-/// Whether `rest` one-token steps cost less than one padded run of the
-/// program of `padded` tokens.
-static bool singleStepsAreCheaper(const StepCosts &costs, int64_t rest,
-                                  int64_t padded) {
-  double one = costs.of(1), run = costs.of(padded);
-  if (one > 0 && run > 0)
-    return double(rest) * one < run;
-  return rest * kUnmeasuredPrefillSpeedup < padded;
-}
-
 rt::Result<std::vector<StepChunk>>
 tra::engine::planStepChunks(const std::vector<int64_t> &programLengths,
-                            int64_t maxSeqLen, int64_t pos, int64_t n,
-                            const StepCosts &costs) {
+                            int64_t maxSeqLen, int64_t pos, int64_t n) {
   std::vector<int64_t> lengths;
   for (int64_t seq : programLengths)
     if (seq >= 1 && seq <= maxSeqLen)
@@ -71,7 +53,7 @@ tra::engine::planStepChunks(const std::vector<int64_t> &programLengths,
     // program and then the rest.
     auto holds = std::lower_bound(lengths.begin(), lengths.end(), rest);
     if (*holds != rest && lengths.front() == 1 &&
-        singleStepsAreCheaper(costs, rest, *holds)) {
+        rest * kPrefillRowSpeedup < *holds) {
       for (int64_t i = 0; i < rest; ++i)
         chunks.push_back({at + i, 1, 1});
       break;
@@ -93,9 +75,9 @@ tra::engine::planStepChunks(const std::vector<int64_t> &programLengths,
 rt::Result<std::vector<StepChunk>>
 tra::engine::planStepChunks(const std::vector<int64_t> &programLengths,
                             int64_t maxSeqLen, int64_t numTokens, int64_t pos,
-                            int64_t n, const StepCosts &costs) {
+                            int64_t n) {
   rt::Result<std::vector<StepChunk>> chunks =
-      planStepChunks(programLengths, maxSeqLen, pos, n, costs);
+      planStepChunks(programLengths, maxSeqLen, pos, n);
   if (!chunks)
     return chunks.error();
   // The cache bounds are checked (0 <= pos, 1 <= n, pos + n <= maxSeqLen,

@@ -4,8 +4,6 @@
 
 #include <gtest/gtest.h>
 
-#include <algorithm>
-
 using namespace tra;
 using namespace tra::engine;
 
@@ -52,43 +50,22 @@ TEST(StepChunks, NearTheCacheEndShorterProgramsTakeOver) {
                                               "199+1/1");
 }
 
-/// plan() with the run times `costs` (tokens per step, seconds).
-std::string planWithCosts(const std::vector<int64_t> &lengths, int64_t pos,
-                          int64_t n, StepCosts costs) {
-  rt::Result<std::vector<StepChunk>> chunks =
-      planStepChunks(lengths, 1024, pos, n, costs);
-  if (!chunks)
-    return "error: " + chunks.message();
-  std::string s;
-  for (const StepChunk &c : *chunks)
-    s += (s.empty() ? "" : " ") + std::to_string(c.pos) + "+" +
-         std::to_string(c.count) + "/" + std::to_string(c.seq);
-  return s;
-}
-
-TEST(StepChunks, AShortRestRunsTokenByTokenWhenThatIsCheaper) {
-  // Unmeasured: a run of 128 tokens is taken to cost 8 one-token steps.
+TEST(StepChunks, AShortRestRunsTokenByToken) {
+  // A run of 128 tokens costs about 8 one-token steps (kPrefillRowSpeedup).
   EXPECT_EQ(plan({1, 128}, 1024, 0, 3), "0+1/1 1+1/1 2+1/1");
-  EXPECT_EQ(plan({1, 128}, 1024, 0, 7),
-            "0+1/1 1+1/1 2+1/1 3+1/1 4+1/1 5+1/1 6+1/1");
+  EXPECT_EQ(plan({1, 128}, 1024, 10, 7),
+            "10+1/1 11+1/1 12+1/1 13+1/1 14+1/1 15+1/1 16+1/1");
   EXPECT_EQ(plan({1, 128}, 1024, 0, 8), "0+8/128");
   EXPECT_EQ(plan({1, 128}, 1024, 0, 130), "0+128/128 128+1/1 129+1/1");
-  // Measured: 2 ms a token, 100 ms a chunk of 128: up to 49 tokens one by
-  // one, 50 (100 ms either way) and more padded.
-  StepCosts costs{{{1, 0.002}, {128, 0.1}}};
-  EXPECT_EQ(planWithCosts({1, 128}, 10, 3, costs), "10+1/1 11+1/1 12+1/1");
-  std::string singles = planWithCosts({1, 128}, 0, 49, costs);
-  EXPECT_EQ(std::count(singles.begin(), singles.end(), '/'), 49);
-  EXPECT_EQ(planWithCosts({1, 128}, 0, 50, costs), "0+50/128");
-  // A fast chunk: even 3 tokens go padded.
-  EXPECT_EQ(planWithCosts({1, 128}, 0, 3, {{{1, 0.01}, {128, 0.02}}}),
-            "0+3/128");
-  // Only one program measured: the unmeasured rule.
-  EXPECT_EQ(planWithCosts({1, 128}, 0, 3, {{{1, 0.01}}}), "0+1/1 1+1/1 2+1/1");
+  // The bound scales with the chunk: 15 of 256 one by one, 16 padded.
+  std::string fifteen = plan({1, 256}, 1024, 0, 15);
+  EXPECT_EQ(fifteen.substr(0, 12), "0+1/1 1+1/1 ");
+  EXPECT_EQ(fifteen.substr(fifteen.size() - 7), " 14+1/1");
+  EXPECT_EQ(plan({1, 256}, 1024, 0, 16), "0+16/256");
   // An exact program is never replaced; without a one-token program there
   // are no one-token steps.
-  EXPECT_EQ(planWithCosts({1, 3, 128}, 0, 3, costs), "0+3/3");
-  EXPECT_EQ(planWithCosts({2, 128}, 0, 1, costs), "0+1/2");
+  EXPECT_EQ(plan({1, 3, 128}, 1024, 0, 3), "0+3/3");
+  EXPECT_EQ(plan({2, 128}, 1024, 0, 1), "0+1/2");
 }
 
 TEST(StepChunks, ProgramsLongerThanTheCacheAreIgnored) {

@@ -75,8 +75,8 @@ public:
   /// Runs one step over tokens[pos, pos + n) (the caches hold the positions
   /// before pos) with the programs added, in chunks (StepChunks.h): the
   /// program for n tokens if there is one, else the prefill chunk's and,
-  /// for a rest shorter than it, one padded run or one-token steps,
-  /// whichever the programs' measured run times (`runCosts`) say is faster.
+  /// for a rest shorter than it, one padded run or (a rest under
+  /// kPrefillRowSpeedup of the chunk) one-token steps.
   /// `logits` receives every row (n x vocab) if allRows, else the last one
   /// (then each chunk runs the program of its length that computes the last row
   /// only, where there is one).
@@ -124,8 +124,6 @@ private:
   /// Makes KV-cache set `set` (zeros), on the device for a GPU model, if it
   /// is not there yet.
   rt::Status allocateCacheSet(int set);
-  /// Records that a run of the program of `seq` tokens took `seconds`.
-  void noteRunTime(int64_t seq, double seconds);
   /// Runs `program` over `chunk` of `tokens`; appends the logits rows
   /// [firstRow, chunk.count) to `logits`.
   rt::Status runProgram(Program &program, const std::vector<int64_t> &tokens,
@@ -159,8 +157,6 @@ private:
   /// By (tokens per step, whether the program computes the last row of
   /// logits only).
   std::map<std::pair<int64_t, bool>, Program> programs;
-  /// The fastest run so far of each program length (seconds).
-  StepCosts runCosts;
 
   const exec::Accelerator *accelerator = nullptr;
   bool devicePrepared = false;

@@ -10,10 +10,10 @@
 //    longest program;
 //  - the rest (fewer tokens than the longest program): the program of
 //    exactly that length if there is one; else, when one-token steps of
-//    the rest cost less than one padded run (StepCosts), one-token steps;
-//    else the shortest program that holds it and still fits in the KV
-//    cache, its extra rows padded (with token 0); else the longest program
-//    shorter than the rest.
+//    the rest cost less than one padded run (kPrefillRowSpeedup), one-token
+//    steps; else the shortest program that holds it and still fits in the
+//    KV cache, its extra rows padded (with token 0); else the longest
+//    program shorter than the rest.
 // A padded chunk writes KV-cache rows past the real tokens; they are never
 // read before a later step writes them (the causal mask hides positions
 // after the step's, and every step writes its positions before reading
@@ -31,7 +31,6 @@
 
 #include <cstdint>
 #include <string>
-#include <utility>
 #include <vector>
 
 namespace tra::engine {
@@ -44,39 +43,31 @@ struct StepChunk {
   int64_t seq = 0;
 };
 
-/// What a run of each step program costs, to choose between a padded run
-/// and one-token steps for the rest of a step. A padded run of a program of
-/// s tokens computes s rows; a one-token step reads every weight for one
-/// row. Without measurements (`seconds` lacking either length), a run of s
-/// tokens is taken to cost s / kUnmeasuredPrefillSpeedup one-token steps: a
-/// prefill chunk computes a row at least that many times faster than a
-/// decoding step (matrix-matrix products against matrix-vector ones; about
-/// 25x on the 110M model on 2 cores). Every rank of a job must plan alike:
-/// only a lone process (LocalModel) passes its measurements.
-struct StepCosts {
-  /// (tokens per step, seconds one run of that program takes).
-  std::vector<std::pair<int64_t, double>> seconds;
-  /// The measured seconds of the program of `seq` tokens, or 0.
-  double of(int64_t seq) const;
-};
-constexpr int64_t kUnmeasuredPrefillSpeedup = 16;
+/// A padded run of a program of s tokens computes s rows; a one-token step
+/// reads every weight for one row. A run of s tokens is taken to cost
+/// s / kPrefillRowSpeedup one-token steps (a prefill chunk computes a row at
+/// least that many times faster than a decoding step: matrix-matrix
+/// products against matrix-vector ones; about 25x on the 110M model on 2
+/// cores), so a rest of fewer than s / kPrefillRowSpeedup tokens runs as
+/// one-token steps. A fixed rule, not a measurement: a prompt of a given
+/// length always runs the same way (the same numerics from run to run, and
+/// the same plan on every rank of a job).
+constexpr int64_t kPrefillRowSpeedup = 16;
 
 /// Splits a step over positions [pos, pos + n) into runs of the programs of
 /// `programLengths` tokens per step (any order) for a KV cache of
-/// `maxSeqLen` positions, `costs` choosing how to run a rest shorter than
-/// every program. Fails (naming the lengths) when the step is outside the
-/// cache or no combination of the programs covers it (there is no 1-token
+/// `maxSeqLen` positions. Fails (naming the lengths) when the step is outside
+/// the cache or no combination of the programs covers it (there is no 1-token
 /// program and no chunking fits).
 rt::Result<std::vector<StepChunk>>
 planStepChunks(const std::vector<int64_t> &programLengths, int64_t maxSeqLen,
-               int64_t pos, int64_t n, const StepCosts &costs = {});
+               int64_t pos, int64_t n);
 
 /// planStepChunks for a step that reads `numTokens` known tokens: also fails
 /// when the tokens of [pos, pos + n) are not all there.
 rt::Result<std::vector<StepChunk>>
 planStepChunks(const std::vector<int64_t> &programLengths, int64_t maxSeqLen,
-               int64_t numTokens, int64_t pos, int64_t n,
-               const StepCosts &costs = {});
+               int64_t numTokens, int64_t pos, int64_t n);
 
 /// The prefill program's tokens per step for a `requested` chunk length
 /// (0: kDefaultPrefillChunk) and a KV cache of `maxSeqLen` positions.
