@@ -107,6 +107,9 @@ def test_gguf_checkpoint(cache_dir, tmp_path):
                       max_seq_len=64)
     wide = tra.Llama(str(tmp_path / "q8_0-f32.gguf"), cache_dir=cache_dir,
                      max_seq_len=64, weight_dtype="f32")
+    assert eight.params["q8_0_weights"] and not eight.params["sixteen_bit_weights"]
+    assert not wide.params["q8_0_weights"]
+    assert q8.params["q8_0_weights"] and q8.params["sixteen_bit_weights"]
     tokens = [1, 461, 401, 378, 455]
     got, want = eight.forward(tokens, pos=0), wide.forward(tokens, pos=0)
     assert got.shape == want.shape == (5, 512)
