@@ -128,14 +128,9 @@ public:
     d["norm_eps"] = p.normEps;
     d["shared_classifier"] = p.sharedClassifier;
     d["on_gpu"] = cuda;
-    bool sixteenBit = false, q8 = false;
-    for (auto &[name, dtype] : weightDTypes) {
-      q8 |= dtype == rt::DType::I8;
-      sixteenBit |= (dtype == rt::DType::F16 || dtype == rt::DType::BF16) &&
-                    !weightDTypes.count(name.substr(0, name.rfind('.')));
-    }
-    d["sixteen_bit_weights"] = sixteenBit;
-    d["q8_0_weights"] = q8;
+    engine::StoredWeightKinds kinds = engine::storedWeightKinds(weightDTypes);
+    d["sixteen_bit_weights"] = kinds.sixteenBit;
+    d["q8_0_weights"] = kinds.q8_0;
     return d;
   }
 

@@ -81,3 +81,20 @@ tra::engine::storedWeightDTypes(const rt::LlamaCheckpoint &checkpoint) {
       dtypes[name] = t.dtype();
   return dtypes;
 }
+
+tra::engine::StoredWeightKinds
+tra::engine::storedWeightKinds(const std::map<std::string, rt::DType> &dtypes) {
+  StoredWeightKinds kinds;
+  for (auto &[name, dtype] : dtypes) {
+    if (dtype == rt::DType::I8) {
+      kinds.q8_0 = true;
+      continue;
+    }
+    // A Q8_0 weight's scales are named after it.
+    bool scales = false;
+    for (auto &[weight, weightType] : dtypes)
+      scales |= weightType == rt::DType::I8 && rt::q8ScalesName(weight) == name;
+    kinds.sixteenBit |= !scales;
+  }
+  return kinds;
+}

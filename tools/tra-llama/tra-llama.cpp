@@ -648,16 +648,10 @@ static int run(MLIRContext &ctx, const rt::LlamaCheckpoint &ckpt,
     config.how = "reference interpreter";
     config.engine = "interpreter";
   }
-  bool eightBit = llvm::any_of(
-      dtypes, [](auto &entry) { return entry.second == rt::DType::I8; });
-  bool sixteenBit = llvm::any_of(dtypes, [&](auto &entry) {
-    return (entry.second == rt::DType::F16 ||
-            entry.second == rt::DType::BF16) &&
-           !(eightBit && llvm::StringRef(entry.first).ends_with(".scales"));
-  });
-  if (eightBit)
+  engine::StoredWeightKinds kinds = engine::storedWeightKinds(dtypes);
+  if (kinds.q8_0)
     config.how += ", Q8_0 weights 8-bit";
-  if (sixteenBit)
+  if (kinds.sixteenBit)
     config.how += ", 16-bit weights";
 
   // Runs one step over tokens[pos, pos + n); fills `logits` (n rows).

@@ -841,7 +841,7 @@ TEST(GgufLlamaTest, Q8_0ReadAsStored) {
         << "element " << i;
   }
   EXPECT_ERROR((*source)->readQ8_0("norm.weight"),
-                path + ": tensor 'norm.weight' is stored as f32, not Q8_0");
+               path + ": tensor 'norm.weight' is stored as f32, not Q8_0");
   EXPECT_ERROR((*source)->readQ8_0("nope"), path + ": no tensor named 'nope'");
   // Another format has none.
   TinyLlama f32;

@@ -35,6 +35,14 @@ rt::Result<rt::LlamaCheckpoint> loadCheckpoint(const std::string &path,
 std::map<std::string, rt::DType>
 storedWeightDTypes(const rt::LlamaCheckpoint &checkpoint);
 
+/// What storedWeightDTypes found: 16-bit weights (not counting the f16
+/// scales of Q8_0 weights), Q8_0 weights (i8 values).
+struct StoredWeightKinds {
+  bool sixteenBit = false, q8_0 = false;
+};
+StoredWeightKinds
+storedWeightKinds(const std::map<std::string, rt::DType> &dtypes);
+
 } // namespace tra::engine
 
 #endif // TRA_ENGINE_CHECKPOINT_H
