@@ -6,8 +6,8 @@
 // A few rows of C (a decoding step: one) are passes over W, each reading
 // W once, 34 bytes per 32 weights, for up to kMaxRowsPerPass rows of A,
 // the rows of W split over the OpenMP threads of the generated loops as
-// gemvRow's are (Gemv.h). Where the CPU has AVX-512, the kernel takes a
-// row of W, per block of 32 widens the quants to f32 in registers,
+// gemvRow's are (Gemv.h, BalancedRows.h). Where the CPU has AVX-512, the kernel
+// takes a row of W, per block of 32 widens the quants to f32 in registers,
 // multiplies them by the block's activations of each row of A in 16 lanes
 // and adds that block dot, times the block's scale, to the row's
 // accumulator; the scales are widened kScaleChunk blocks at a time into a
@@ -27,6 +27,7 @@
 
 #include "tra/Exec/ABI.h"
 
+#include "BalancedRows.h"
 #include "GemmQ8.h"
 #include "Gemv.h"
 #include "Half.h"
@@ -180,15 +181,17 @@ void gemvQ8(DotFn dot, int64_t m, int64_t n, int64_t blocks, const float *a,
     const int64_t rows = std::min(kMaxRowsPerPass, m - i0);
     const float *ai = a + i0 * lda;
     float *ci = c + i0 * ldc;
-#pragma omp parallel for schedule(static) if (parallel)
-    for (int64_t j = 0; j < n; ++j) {
-      float sums[kMaxRowsPerPass];
-      dot(rows, blocks, ai, lda, w, j, sums);
-      for (int64_t i = 0; i < rows; ++i) {
-        float &out = ci[i * ldc + j];
-        out = sums[i] + (beta == 0.0f ? 0.0f : beta * out);
-      }
-    }
+    forBalancedRows(n, rowsPerPiece(w.ldq + 2 * w.lds), parallel,
+                    [&](int64_t j0, int64_t j1) {
+                      for (int64_t j = j0; j < j1; ++j) {
+                        float sums[kMaxRowsPerPass];
+                        dot(rows, blocks, ai, lda, w, j, sums);
+                        for (int64_t i = 0; i < rows; ++i) {
+                          float &out = ci[i * ldc + j];
+                          out = sums[i] + (beta == 0.0f ? 0.0f : beta * out);
+                        }
+                      }
+                    });
   }
 }
 

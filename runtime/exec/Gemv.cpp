@@ -2,15 +2,17 @@
 //
 // gemvRow (Gemv.h): with B stored n x k (a weight in Meta's layout) each
 // element of c is a dot product of a row of B, rows split over the
-// threads; with B stored k x n, c is a sum of rows of B, columns split in
-// chunks over the threads. The dot products use AVX-512 or AVX2 + F16C
-// where the CPU has them (chosen once), a scalar loop elsewhere. Also the
-// widening of 16-bit rows (Half.h).
+// threads by forBalancedRows (BalancedRows.h: a thread done with its share
+// takes pieces of a slower one's); with B stored k x n, c is a sum of rows of
+// B, columns split in chunks over the threads. The dot products use AVX-512 or
+// AVX2 + F16C where the CPU has them (chosen once), a scalar loop elsewhere.
+// Also the widening of 16-bit rows (Half.h).
 //
 //===----------------------------------------------------------------------===//
 
 #include "Gemv.h"
 
+#include "BalancedRows.h"
 #include "Half.h"
 
 #include "tra/Exec/ABI.h"
@@ -173,12 +175,14 @@ void tra::exec::gemvRow(int64_t bType, bool transB, int64_t n, int64_t k,
   const auto *bytes = static_cast<const uint8_t *>(b);
   if (transB) {
     DotFn dot = getDot(bType);
-#pragma omp parallel for schedule(static) if (parallel)
-    for (int64_t j = 0; j < n; ++j) {
-      const uint8_t *row = bytes + j * ldb * size;
-      float d = dot ? dot(a, row, k) : dotGeneric(bType, a, row, k);
-      c[j] = alpha * d + (beta == 0.0f ? 0.0f : beta * c[j]);
-    }
+    forBalancedRows(
+        n, rowsPerPiece(k * size), parallel, [&](int64_t j0, int64_t j1) {
+          for (int64_t j = j0; j < j1; ++j) {
+            const uint8_t *row = bytes + j * ldb * size;
+            float d = dot ? dot(a, row, k) : dotGeneric(bType, a, row, k);
+            c[j] = alpha * d + (beta == 0.0f ? 0.0f : beta * c[j]);
+          }
+        });
     return;
   }
   constexpr int64_t kChunk = 512;
