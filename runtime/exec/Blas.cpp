@@ -7,7 +7,8 @@
 // (a decoding step's matrix-vector products) through gemvRow (Gemv.h), more
 // rows through the runtime's packed GEMM (PackedGemm.h); the small ones go
 // to OpenBLAS with one thread, whose own threads then never run, the
-// products of a batch (attention's heads) spread over the pool.
+// products of a batch (attention's heads) spread over the pool
+// (BalancedRows.h: a thread done with its heads takes a slower one's).
 // Elsewhere OpenBLAS takes every product (sgemv for one row), on its
 // threads for products of at least kMinThreadedFlops multiply-adds (a
 // 128 x 64 x 64 product split over two costs more to wake the second
@@ -24,6 +25,7 @@
 
 #include "tra/Exec/ABI.h"
 
+#include "BalancedRows.h"
 #include "Gemv.h"
 #include "PackedGemm.h"
 
@@ -159,11 +161,11 @@ extern "C" void tra_exec_sgemm(int64_t batch, int64_t transA, int64_t transB,
   spread =
       onePool() && gThreads > 1 && batch > 1 && m * n * k < kMinThreadedFlops;
 #endif
-  (void)spread;
-#pragma omp parallel for schedule(static) if (spread)
-  for (int64_t i = 0; i < batch; ++i)
-    gemm(transA != 0, transB != 0, m, n, k, alpha, a + i * strideA, lda,
-         b + i * strideB, ldb, beta, c + i * strideC, ldc);
+  tra::exec::forBalancedRows(batch, 1, spread, [&](int64_t i0, int64_t i1) {
+    for (int64_t i = i0; i < i1; ++i)
+      gemm(transA != 0, transB != 0, m, n, k, alpha, a + i * strideA, lda,
+           b + i * strideB, ldb, beta, c + i * strideC, ldc);
+  });
 }
 
 extern "C" void tra_exec_set_num_threads(int64_t threads) {
