@@ -111,6 +111,7 @@ public:
       mpiThreads = options.threads > 0    ? options.threads
                    : options.emulateOnCpu ? 1
                                           : hardware.getDevice(0).cores;
+      mpiCosts = hardware.getDevice(0).getParallelCosts();
       return;
     }
     compile(*module, hardware, options, diags);
@@ -207,6 +208,7 @@ public:
     CodegenOptions codegen;
     codegen.entry = getEntry();
     codegen.numThreads = mpiThreads;
+    codegen.parallelCosts = mpiCosts;
     codegen.profile = false;
     DiagnosticCollector diags(&context);
     LogicalResult result = failure();
@@ -319,6 +321,7 @@ private:
     codegen.entry = getEntry();
     codegen.numThreads = threads;
     codegen.profile = false;
+    codegen.parallelCosts = hardware.getDevice(0).getParallelCosts();
     std::string cacheDirectory = options.cacheDir
                                      ? *options.cacheDir
                                      : getDefaultLibraryCacheDirectory();
@@ -366,6 +369,8 @@ private:
   /// Several devices: the planned module, compiled by compileMpi.
   OwningOpRef<ModuleOp> plannedModule;
   int64_t mpiThreads = 1;
+  /// The ranks' CPU costs (invalid for GPU devices).
+  ::tra::exec::ParallelCosts mpiCosts;
   bool compiledMpi = false;
 };
 

@@ -31,13 +31,19 @@ buildStep(MLIRContext &context, const ::tra::rt::LlamaParams &params,
   return module;
 }
 
-/// The code generation options of a step on `threads` threads.
-static CodegenOptions stepOptions(int64_t threads, bool cuda = false) {
+/// The code generation options of a step on `threads` threads of
+/// `hardware`'s first device (its parallel costs when it is a CPU; none
+/// known without a description).
+static CodegenOptions
+stepOptions(int64_t threads, const ::tra::hw::HardwareDescription *hardware,
+            bool cuda = false) {
   CodegenOptions options;
   options.entry = "forward";
   options.numThreads = threads;
   options.profile = false;
   options.cuda = cuda;
+  if (hardware && hardware->numDevices() > 0)
+    options.parallelCosts = hardware->getDevice(0).getParallelCosts();
   return options;
 }
 
@@ -107,7 +113,7 @@ llvm::Expected<CompiledProgram> mlir::tra::compileLlamaStep(
     noteStreaming(*planned, *hardware, (*summaries)["forward"], seq, notes);
     plan::takeTiers(**module, *planned);
   }
-  return loadOrCompileProgram(**module, stepOptions(threads, cuda),
+  return loadOrCompileProgram(**module, stepOptions(threads, hardware, cuda),
                               cacheDirectory, keyExtra, notes);
 }
 
@@ -131,7 +137,7 @@ llvm::Expected<CachedLibrary> mlir::tra::compileLlamaDistributedStep(
   noteStreaming(**module, hardware, (*planned)["forward"], seq, notes);
   notePipeline(hardware, (*planned)["forward"], seq, notes);
   llvm::Expected<CachedLibrary> library = findOrCompileDistributedLibrary(
-      **module, stepOptions(threads, cuda), cacheDirectory,
+      **module, stepOptions(threads, &hardware, cuda), cacheDirectory,
       hardware.toJSONText(), scratchDirectory, notes);
   if (!library)
     return llvm::createStringError(
@@ -235,7 +241,7 @@ llvm::Expected<CompiledProgram> mlir::tra::compileLlamaTrainStep(
     return module.takeError();
   if (llvm::Error error = planTrainStep(**module, hardware, notes, explain))
     return std::move(error);
-  CodegenOptions options = stepOptions(threads);
+  CodegenOptions options = stepOptions(threads, &hardware);
   options.entry = "train_step";
   return loadOrCompileProgram(**module, options, cacheDirectory,
                               hardware.toJSONText(), notes);
@@ -253,7 +259,7 @@ llvm::Expected<CachedLibrary> mlir::tra::compileLlamaDistributedTrainStep(
     return module.takeError();
   if (llvm::Error error = planTrainStep(**module, hardware, notes, explain))
     return std::move(error);
-  CodegenOptions options = stepOptions(threads);
+  CodegenOptions options = stepOptions(threads, &hardware);
   options.entry = "train_step";
   llvm::Expected<CachedLibrary> library = findOrCompileDistributedLibrary(
       **module, options, cacheDirectory, hardware.toJSONText(),

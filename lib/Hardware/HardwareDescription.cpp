@@ -114,7 +114,8 @@ bool DeviceGroupSpec::operator==(const DeviceGroupSpec &other) const {
   return kind == other.kind && count == other.count && model == other.model &&
          memoryBytes == other.memoryBytes &&
          memoryBandwidth == other.memoryBandwidth &&
-         peakFlops == other.peakFlops && cores == other.cores;
+         peakFlops == other.peakFlops && cores == other.cores &&
+         threadSyncSeconds == other.threadSyncSeconds;
 }
 
 bool LinkSpec::operator==(const LinkSpec &other) const {
@@ -383,6 +384,22 @@ private:
     if (devices.cores > std::numeric_limits<unsigned>::max())
       return makeError(origin, coresPath,
                        "too large: " + llvm::Twine(devices.cores));
+    if (devices.threadSyncSeconds) {
+      std::string syncPath = memberPath(path, key::threadSyncSeconds);
+      if (devices.kind != DeviceKind::CPU)
+        return makeError(origin, syncPath,
+                         "only a cpu device has threads to synchronise");
+      if (llvm::Error err =
+              checkPositive(origin, syncPath, *devices.threadSyncSeconds))
+        return err;
+      // A region costing a second or more is a unit mistake (microseconds
+      // given as seconds).
+      if (*devices.threadSyncSeconds >= 1)
+        return makeError(origin, syncPath,
+                         "expected seconds below 1, got " +
+                             formatNumber(*devices.threadSyncSeconds) +
+                             " (a parallel region costs microseconds)");
+    }
     return llvm::Error::success();
   }
 
@@ -494,6 +511,9 @@ HardwareDescription::create(MachineSpec spec, llvm::StringRef origin) {
           device.memoryBytes = devices.memoryBytes;
           device.memoryBandwidth = devices.memoryBandwidth;
           device.cores = static_cast<unsigned>(devices.cores);
+          if (devices.kind == DeviceKind::CPU)
+            device.threadSyncSeconds =
+                devices.threadSyncSeconds.value_or(kDefaultThreadSyncSeconds);
           for (unsigned t = 0; t < kNumDTypes; ++t)
             device.peakFlops[t] = devices.peakFlops[t].value_or(f32);
           result.devices.push_back(std::move(device));
@@ -711,6 +731,9 @@ void HardwareDescription::printSummary(llvm::raw_ostream &os) const {
       if (devices.cores != 0)
         os << ", " << devices.cores
            << (devices.kind == DeviceKind::CPU ? " threads" : " SMs");
+      if (devices.threadSyncSeconds)
+        os << ", " << formatNumber(*devices.threadSyncSeconds * 1e6)
+           << " us per parallel region";
       os << "\n";
     }
     for (const LinkSpec &link : group.links) {
@@ -767,6 +790,8 @@ llvm::json::Value HardwareDescription::toJSON() const {
         object[key::model] = devices.model;
       if (devices.cores != 0)
         object[key::cores] = devices.cores;
+      if (devices.threadSyncSeconds)
+        object[key::threadSyncSeconds] = *devices.threadSyncSeconds;
       deviceArray.push_back(std::move(object));
     }
     llvm::json::Array linkArray;

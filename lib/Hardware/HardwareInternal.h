@@ -39,6 +39,7 @@ constexpr llvm::StringLiteral memoryBytes = "memory_bytes";
 constexpr llvm::StringLiteral memoryBandwidth = "memory_bandwidth";
 constexpr llvm::StringLiteral peakFlops = "peak_flops";
 constexpr llvm::StringLiteral cores = "cores";
+constexpr llvm::StringLiteral threadSyncSeconds = "thread_sync_seconds";
 constexpr llvm::StringLiteral between = "between";
 constexpr llvm::StringLiteral bandwidth = "bandwidth";
 constexpr llvm::StringLiteral latency = "latency";

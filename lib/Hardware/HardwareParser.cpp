@@ -326,7 +326,8 @@ private:
     if (llvm::Error err =
             checkKeys(*object, path,
                       {key::kind, key::count, key::model, key::memoryBytes,
-                       key::memoryBandwidth, key::peakFlops, key::cores}))
+                       key::memoryBandwidth, key::peakFlops, key::cores,
+                       key::threadSyncSeconds}))
       return err;
     const llvm::json::Value *kind = object->get(key::kind);
     if (!kind)
@@ -349,6 +350,13 @@ private:
       return err;
     if (llvm::Error err = parsePeakFlops(*object, path, spec))
       return err;
+    if (const llvm::json::Value *sync = object->get(key::threadSyncSeconds)) {
+      double seconds = 0;
+      if (llvm::Error err = numberValue(
+              *sync, memberPath(path, key::threadSyncSeconds), seconds))
+        return err;
+      spec.threadSyncSeconds = seconds;
+    }
     return readPositiveInteger(*object, path, key::cores, spec.cores,
                                /*required=*/false);
   }

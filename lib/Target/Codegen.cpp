@@ -56,6 +56,7 @@ ProgramTarget mlir::tra::getProgramTarget(const CodegenOptions &options) {
   target.numThreads = options.numThreads;
   target.cuda = options.cuda;
   target.hardware = options.hardwareName;
+  target.parallelCosts = options.parallelCosts;
   return target;
 }
 

@@ -15,6 +15,7 @@
 #include "llvm/Config/llvm-config.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FileUtilities.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Process.h"
@@ -87,8 +88,11 @@ std::string mlir::tra::computeLibraryCacheKey(ModuleOp module,
      << options.blasMinFlops << "\nbounds " << options.boundsChecks << "\nfuse "
      << options.fuseElementwise << "\nmasked " << options.maskedBlock
      << "\nprofile " << options.profile << "\nthreads " << options.numThreads
-     << " " << options.parallelMinWork.value_or(-1) << "\ntarget "
-     << (options.cuda ? "cuda" : "cpu");
+     << " " << options.parallelMinWork.value_or(-1) << "\nparallel-costs "
+     << llvm::format("%.17g %.17g %.17g", options.parallelCosts.syncSeconds,
+                     options.parallelCosts.coreBytesPerSecond,
+                     options.parallelCosts.coreMacsPerSecond)
+     << "\ntarget " << (options.cuda ? "cuda" : "cpu");
   for (const std::string &chip : options.gpuChips)
     os << " " << chip;
   os << "\n" << extra << "\n";

@@ -260,13 +260,18 @@ llvm::Error DescriptorBuilder::build(const EntrySignature &signature,
       privateGlobal(llvm::ConstantDataArray::getString(ctx, signature.function),
                     "tra_exec.entry_name");
   // The fields of TraExecProgram, in order.
+  auto *doubleType = llvm::Type::getDoubleTy(ctx);
+  auto f64 = [&](double v) { return llvm::ConstantFP::get(doubleType, v); };
+  const ::tra::exec::ParallelCosts costs = target.parallelCosts.valid()
+                                               ? target.parallelCosts
+                                               : ::tra::exec::ParallelCosts{};
   llvm::Constant *hardware =
       privateGlobal(llvm::ConstantDataArray::getString(ctx, target.hardware),
                     "tra_exec.hardware");
   auto *programType = llvm::StructType::get(
-      ctx,
-      {i64Type, ptrType, i64Type, ptrType, i64Type, ptrType, ptrType, i64Type,
-       i64Type, ptrType, i64Type, ptrType, i64Type, i64Type, ptrType, ptrType});
+      ctx, {i64Type, ptrType, i64Type, ptrType, i64Type, ptrType, ptrType,
+            i64Type, i64Type, ptrType, i64Type, ptrType, i64Type, i64Type,
+            ptrType, ptrType, doubleType, doubleType, doubleType});
   llvm::Constant *program = llvm::ConstantStruct::get(
       programType,
       {i64(TRA_EXEC_ABI_VERSION), entryName, i64(signature.inputs.size()),
@@ -277,7 +282,9 @@ llvm::Error DescriptorBuilder::build(const EntrySignature &signature,
        i64(distributed ? distributed->fingerprint : 0),
        i64(target.cuda ? TRA_EXEC_CUDA : TRA_EXEC_HOST), hardware,
        distributed ? llvm::ConstantPointerNull::get(ptrType)
-                   : outputAliases(signature.outputs)});
+                   : outputAliases(signature.outputs),
+       f64(costs.syncSeconds), f64(costs.coreBytesPerSecond),
+       f64(costs.coreMacsPerSecond)});
   new llvm::GlobalVariable(module, programType, /*isConstant=*/true,
                            llvm::GlobalValue::ExternalLinkage, program,
                            "tra_exec_program");

@@ -9,10 +9,17 @@
 // to OpenBLAS with one thread, whose own threads then never run, the
 // products of a batch (attention's heads) spread over the pool
 // (BalancedRows.h: a thread done with its heads takes a slower one's).
+// "Big enough" is the program's cost rule (Parallel.h, ParallelCosts.h):
+// the one-core time of the product pays for a parallel region on the
+// pool's threads, from the hardware description's figures that the
+// program carries (tra_exec_set_parallel_costs); below that, which kernel
+// runs on one thread is a measured choice (kMinOwnGemvElements,
+// kMinPackedMacs).
 // Elsewhere OpenBLAS takes every product (sgemv for one row), on its
-// threads for products of at least kMinThreadedFlops multiply-adds (a
-// 128 x 64 x 64 product split over two costs more to wake the second
-// thread than it saves). Without OpenBLAS a plain loop nest runs them.
+// threads for products of at least kMinOpenBlasThreadedFlops multiply-adds
+// (OpenBLAS's own threads sleep between calls: a 128 x 64 x 64 product split
+// over two costs more to wake the second thread than it saves). Without
+// OpenBLAS a plain loop nest runs them.
 //
 // `tra_exec_set_num_threads` sets the threads of the pool (and OpenBLAS's
 // where it has them). With OpenBLAS threads beside the pool, the pool's
@@ -28,6 +35,9 @@
 #include "BalancedRows.h"
 #include "Gemv.h"
 #include "PackedGemm.h"
+#include "Parallel.h"
+
+#include "tra/Exec/ParallelCosts.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -48,15 +58,34 @@ namespace {
 /// The thread count of the last tra_exec_set_num_threads.
 int gThreads = 1;
 
-#if defined(TRA_EXEC_HAVE_OPENBLAS) || defined(TRA_EXEC_HAVE_OPENMP)
-/// Smaller products (m * n * k) run on one thread.
-constexpr int64_t kMinThreadedFlops = int64_t(1) << 22;
+/// The costs of the last tra_exec_set_parallel_costs, and the thresholds
+/// they give for gThreads threads.
+tra::exec::ParallelCosts gCosts = tra::exec::kDefaultParallelCosts;
+int64_t gMinParallelBytes = INT64_MAX, gMinParallelMacs = INT64_MAX;
+
+void updateThresholds() {
+  gMinParallelBytes = tra::exec::minParallelBytes(gCosts, gThreads);
+  gMinParallelMacs = tra::exec::minParallelMacs(gCosts, gThreads);
+}
+
+#if defined(TRA_EXEC_HAVE_OPENBLAS)
+/// Smaller products (m * n * k) run on one of OpenBLAS's own threads.
+constexpr int64_t kMinOpenBlasThreadedFlops = int64_t(1) << 22;
 #endif
 
 #if defined(TRA_EXEC_HAVE_OPENMP)
 /// One-row products with fewer elements of B stay on OpenBLAS (on the
-/// calling thread) in the one-pool mode: attention's small products.
+/// calling thread) in the one-pool mode: attention's small products, where
+/// OpenBLAS's sgemv is faster than gemvRow on one thread (1 x 192 x 64: 0.5
+/// vs 1.1 to 1.9 us on Zen 5). A choice of kernel, not of threads.
 constexpr int64_t kMinOwnGemvElements = int64_t(1) << 16;
+
+/// Products of several rows with fewer multiply-adds stay on OpenBLAS on
+/// one thread unless the pool's threads pay for them (parallelMinMacs):
+/// the packed GEMM's fixed cost (about 2 us) makes it 2.5 to 4.4 times
+/// slower at 32 x 32 x 32 on one Zen 5 core, as fast at 128 x 128 x 64, and
+/// 10 to 20% faster at 8 x 768 x 768. Also a choice of kernel.
+constexpr int64_t kMinPackedMacs = int64_t(1) << 20;
 #endif
 
 /// How long (ms) the pool's threads spin after a parallel region when it
@@ -99,7 +128,8 @@ void gemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
     tra::exec::gemvRow(TRA_EXEC_F32, transB, n, k, alpha, a, b, ldb, beta, c);
     return;
   }
-  if (onePool() && m > 1 && m * n * k >= kMinThreadedFlops) {
+  if (onePool() && m > 1 &&
+      (m * n * k >= kMinPackedMacs || m * n * k >= gMinParallelMacs)) {
     tra::exec::packedGemm(tra::exec::GemmBType::F32, transA, transB, m, n, k,
                           alpha, a, lda, b, ldb, beta, c, ldc);
     return;
@@ -124,7 +154,8 @@ void gemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
   }
   // Setting the thread count only changes how many of OpenBLAS's existing
   // threads the next call uses (always one beside the pool).
-  bool serial = gThreads > 1 && !onePool() && m * n * k < kMinThreadedFlops;
+  bool serial =
+      gThreads > 1 && !onePool() && m * n * k < kMinOpenBlasThreadedFlops;
   if (serial)
     openblas_set_num_threads(1);
   cblas_sgemm(CblasRowMajor, transA ? CblasTrans : CblasNoTrans,
@@ -159,7 +190,7 @@ extern "C" void tra_exec_sgemm(int64_t batch, int64_t transA, int64_t transB,
   bool spread = false;
 #if defined(TRA_EXEC_HAVE_OPENMP)
   spread =
-      onePool() && gThreads > 1 && batch > 1 && m * n * k < kMinThreadedFlops;
+      onePool() && gThreads > 1 && batch > 1 && m * n * k < gMinParallelMacs;
 #endif
   tra::exec::forBalancedRows(batch, 1, spread, [&](int64_t i0, int64_t i1) {
     for (int64_t i = i0; i < i1; ++i)
@@ -168,9 +199,23 @@ extern "C" void tra_exec_sgemm(int64_t batch, int64_t transA, int64_t transB,
   });
 }
 
+int64_t tra::exec::parallelMinBytes() { return gMinParallelBytes; }
+
+int64_t tra::exec::parallelMinMacs() { return gMinParallelMacs; }
+
+extern "C" void tra_exec_set_parallel_costs(double threadSyncSeconds,
+                                            double coreBytesPerSecond,
+                                            double coreMacsPerSecond) {
+  tra::exec::ParallelCosts costs{threadSyncSeconds, coreBytesPerSecond,
+                                 coreMacsPerSecond};
+  gCosts = costs.valid() ? costs : tra::exec::kDefaultParallelCosts;
+  updateThresholds();
+}
+
 extern "C" void tra_exec_set_num_threads(int64_t threads) {
   int count = static_cast<int>(std::max<int64_t>(1, threads));
   gThreads = count;
+  updateThresholds();
 #ifdef TRA_EXEC_HAVE_OPENBLAS
   openblas_set_num_threads(onePool() ? 1 : count);
 #endif

@@ -663,6 +663,9 @@ Status run(const TraExecProgram &program, const Options &options,
           ? program.numThreads
           : std::max<int64_t>(1, std::thread::hardware_concurrency()));
   tra_exec_set_num_threads(threads);
+  tra_exec_set_parallel_costs(program.threadSyncSeconds,
+                              program.coreBytesPerSecond,
+                              program.coreMacsPerSecond);
   if (options.profile)
     tra_exec_profile_enable(program.numOps);
   tra_exec_tier_reset();
@@ -1032,6 +1035,9 @@ Result<int> runRank(const TraExecProgram &program, const Options &options,
           ? program.numThreads
           : std::max<int64_t>(1, std::thread::hardware_concurrency()));
   tra_exec_set_num_threads(threads);
+  tra_exec_set_parallel_costs(program.threadSyncSeconds,
+                              program.coreBytesPerSecond,
+                              program.coreMacsPerSecond);
   int64_t bytesBefore = comm.bytesSent(), messagesBefore = comm.messagesSent();
   tra_exec_tier_reset();
   Result<std::vector<double>> timed =

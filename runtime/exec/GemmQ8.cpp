@@ -32,6 +32,7 @@
 #include "Gemv.h"
 #include "Half.h"
 #include "PackedGemm.h"
+#include "Parallel.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -175,7 +176,8 @@ void dotAvx512(int64_t rows, int64_t blocks, const float *a, int64_t lda,
 /// when W is large enough.
 void gemvQ8(DotFn dot, int64_t m, int64_t n, int64_t blocks, const float *a,
             int64_t lda, const Q8Matrix &w, float beta, float *c, int64_t ldc) {
-  bool parallel = n * kQ8Block * blocks >= kMinParallelGemvElements;
+  // Each row of W: kQ8Block bytes of quants and one 2-byte scale per block.
+  bool parallel = n * blocks * (kQ8Block + 2) >= parallelMinBytes();
   (void)parallel;
   for (int64_t i0 = 0; i0 < m; i0 += kMaxRowsPerPass) {
     const int64_t rows = std::min(kMaxRowsPerPass, m - i0);

@@ -14,6 +14,7 @@
 
 #include "BalancedRows.h"
 #include "Half.h"
+#include "Parallel.h"
 
 #include "tra/Exec/ABI.h"
 
@@ -169,9 +170,9 @@ void tra::exec::widen(int64_t dtype, const uint16_t *src, float *dst,
 void tra::exec::gemvRow(int64_t bType, bool transB, int64_t n, int64_t k,
                         float alpha, const float *a, const void *b, int64_t ldb,
                         float beta, float *c) {
-  bool parallel = n * k >= kMinParallelGemvElements;
-  (void)parallel;
   const int64_t size = bType == TRA_EXEC_F32 ? 4 : 2;
+  bool parallel = n * k * size >= parallelMinBytes();
+  (void)parallel;
   const auto *bytes = static_cast<const uint8_t *>(b);
   if (transB) {
     DotFn dot = getDot(bType);

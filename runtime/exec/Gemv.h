@@ -4,7 +4,8 @@
 // (k elements, f32) and B in f32, f16 or bf16 (a decoding step's
 // projections), each element of B read once and widened in registers, the
 // columns of c split over the OpenMP threads of the generated loops (the
-// one thread pool of a compiled program) when B is large enough.
+// one thread pool of a compiled program) when B's bytes pay for it
+// (Parallel.h).
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,10 +16,6 @@
 
 namespace tra {
 namespace exec {
-
-/// One-row products with fewer elements of B run on the calling thread:
-/// waking the OpenMP threads costs about as much as 2^18 elements take.
-constexpr int64_t kMinParallelGemvElements = int64_t(1) << 18;
 
 /// op(B) = B^T (B stored n x k) when transB, else B (stored k x n); `ldb`
 /// is B's stored leading dimension; `bType` is TRA_EXEC_F32, F16 or BF16.

@@ -140,6 +140,11 @@ ProgramLibrary::open(const std::string &path) {
   if (!loaded->setThreads)
     return rt::fileError(
         path, "no tra_exec_set_num_threads (not linked with TRAExec)");
+  loaded->setCosts = reinterpret_cast<void (*)(double, double, double)>(
+      dlsym(loaded->handle, "tra_exec_set_parallel_costs"));
+  if (!loaded->setCosts)
+    return rt::fileError(
+        path, "no tra_exec_set_parallel_costs (not linked with TRAExec)");
   loaded->takeFailure = reinterpret_cast<const char *(*)()>(
       dlsym(loaded->handle, "tra_exec_take_check_failure"));
   if (!loaded->takeFailure)
@@ -192,6 +197,10 @@ rt::Status ProgramLibrary::runRank(int64_t rank, void *const *buffers) const {
 
 void ProgramLibrary::setNumThreads(int64_t threads) const {
   setThreads(std::max<int64_t>(1, threads));
+  // The costs the program was compiled with decide which of its products
+  // use those threads (ABI.h).
+  setCosts(descriptor->threadSyncSeconds, descriptor->coreBytesPerSecond,
+           descriptor->coreMacsPerSecond);
 }
 
 TierFetches ProgramLibrary::tierFetches() const {

@@ -18,6 +18,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "PackedGemm.h"
+#include "Parallel.h"
 
 #include "GemmQ8.h"
 #include "Half.h"
@@ -41,9 +42,6 @@ using namespace tra::exec;
 namespace {
 
 constexpr int64_t kMR = 8, kNR = 32, kKC = 256, kMC = 128, kMaxNC = 512;
-
-/// Products with fewer multiply-adds run on the calling thread.
-constexpr int64_t kMinThreadedWork = int64_t(1) << 22;
 
 #define TRA_AVX512 TRA_EXEC_AVX512
 
@@ -307,7 +305,7 @@ void gemmTyped(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
                float *c, int64_t ldc) {
   int threads = 1;
 #if defined(_OPENMP)
-  if (m * n * k >= kMinThreadedWork)
+  if (m * n * k >= parallelMinMacs())
     threads = omp_get_max_threads();
 #endif
   // Columns per task: a multiple of kNR, at most kMaxNC, so that every

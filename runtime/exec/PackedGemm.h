@@ -28,7 +28,8 @@ enum class GemmBType { F32, F16, BF16 };
 bool packedGemmAvailable();
 
 /// One product on the OpenMP threads of the generated loops (all of them
-/// when the product is large enough, else the calling thread). op(A) is
+/// when its multiply-adds pay for them, Parallel.h, else the calling
+/// thread). op(A) is
 /// m x k (A stored k x m when transA), op(B) k x n (B stored n x k when
 /// transB); lda, ldb, ldc are the stored leading dimensions in elements.
 /// Requires packedGemmAvailable().

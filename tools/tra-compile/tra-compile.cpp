@@ -321,6 +321,7 @@ int Compiler::emitNative(ModuleOp module,
   CodegenOptions codegen = codegenOptions();
   codegen.numThreads =
       options.threads ? int64_t(options.threads) : hw.getDevice(0).cores;
+  codegen.parallelCosts = hw.getDevice(0).getParallelCosts();
   if (cuda) {
     codegen.cuda = true;
     // The host thread only issues work.
@@ -351,6 +352,8 @@ int Compiler::emitDistributed(ModuleOp module,
     return status;
   CodegenOptions codegen = codegenOptions();
   codegen.blockingMoves = options.blockingMoves;
+  // The ranks' CPU costs (none for GPU devices, emulated or not).
+  codegen.parallelCosts = hw.getDevice(0).getParallelCosts();
   codegen.numThreads = options.threads        ? int64_t(options.threads)
                        : options.emulateOnCpu ? 1
                                               : hw.getDevice(0).cores;

@@ -30,6 +30,7 @@ TraExecProgram shimProgram;
 
 namespace {
 void (*wrappedSetThreads)(int64_t) = nullptr;
+void (*wrappedSetCosts)(double, double, double) = nullptr;
 const char *(*wrappedTakeFailure)() = nullptr;
 
 __attribute__((constructor)) void wrap() {
@@ -48,9 +49,12 @@ __attribute__((constructor)) void wrap() {
       static_cast<const TraExecProgram *>(dlsym(handle, "tra_exec_program"));
   wrappedSetThreads = reinterpret_cast<void (*)(int64_t)>(
       dlsym(handle, "tra_exec_set_num_threads"));
+  wrappedSetCosts = reinterpret_cast<void (*)(double, double, double)>(
+      dlsym(handle, "tra_exec_set_parallel_costs"));
   wrappedTakeFailure = reinterpret_cast<const char *(*)()>(
       dlsym(handle, "tra_exec_take_check_failure"));
-  if (!wrapped || !wrappedSetThreads || !wrappedTakeFailure) {
+  if (!wrapped || !wrappedSetThreads || !wrappedSetCosts ||
+      !wrappedTakeFailure) {
     std::fprintf(stderr, "FakeGpuShim: %s is not a tra program\n", path);
     return;
   }
@@ -62,6 +66,12 @@ __attribute__((constructor)) void wrap() {
 extern "C" void tra_exec_set_num_threads(int64_t threads) {
   if (wrappedSetThreads)
     wrappedSetThreads(threads);
+}
+
+extern "C" void tra_exec_set_parallel_costs(double sync, double bytes,
+                                            double macs) {
+  if (wrappedSetCosts)
+    wrappedSetCosts(sync, bytes, macs);
 }
 
 // The checks of the wrapped program's code are recorded in its runtime.

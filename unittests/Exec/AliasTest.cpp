@@ -84,6 +84,19 @@ TEST(OutputAliases, DescriptorNamesTheCaches) {
   EXPECT_STREQ(p.inputs[4].name, "v_cache");
 }
 
+// The program was compiled for hw/cpu-1node.json: its descriptor carries
+// that CPU's parallel costs (1.5 us per region; 40 GB/s and 268.8 Gflop/s
+// over 2 cores) for the runtime (tra/Exec/ParallelCosts.h).
+TEST(OutputAliases, DescriptorCarriesTheParallelCosts) {
+  std::unique_ptr<ProgramLibrary> library = openStep();
+  ASSERT_TRUE(library);
+  const TraExecProgram &p = library->program();
+  EXPECT_EQ(p.numThreads, 2);
+  EXPECT_DOUBLE_EQ(p.threadSyncSeconds, 1.5e-6);
+  EXPECT_DOUBLE_EQ(p.coreBytesPerSecond, 20e9);
+  EXPECT_DOUBLE_EQ(p.coreMacsPerSecond, 67.2e9);
+}
+
 TEST(OutputAliases, SharedBuffersGiveTheResultsOfSeparateOnes) {
   std::unique_ptr<ProgramLibrary> library = openStep();
   ASSERT_TRUE(library);

@@ -106,22 +106,27 @@ INSTANTIATE_TEST_SUITE_P(
                       GemmCase{1, 130, 200, 170, false, true, 1, 2, 3, 0.0f},
                       GemmCase{2, 130, 200, 170, true, false, 0, 0, 0, 0.5f}));
 
-/// The same products on two threads (the pool's threaded paths).
+/// The same products on two threads (the pool's threaded paths), with the
+/// default costs and with parallel regions costing next to nothing (every
+/// product splits).
 TEST(Sgemm, TwoThreadsMatchOne) {
   const int64_t m = 130, n = 200, k = 170;
   std::vector<float> a = values(m * k, 1), b = values(k * n, 2);
-  for (int64_t rows : {int64_t(1), m}) {
-    std::vector<float> one(size_t(rows * n)), two(size_t(rows * n));
-    tra_exec_set_num_threads(1);
-    tra_exec_sgemm(1, 0, 0, rows, n, k, 1.0f, a.data(), k, 0, b.data(), n, 0,
-                   0.0f, one.data(), n, 0);
-    tra_exec_set_num_threads(2);
-    tra_exec_sgemm(1, 0, 0, rows, n, k, 1.0f, a.data(), k, 0, b.data(), n, 0,
-                   0.0f, two.data(), n, 0);
-    tra_exec_set_num_threads(1);
-    for (size_t i = 0; i < one.size(); ++i)
-      ASSERT_NEAR(one[i], two[i], 1e-4) << rows << " rows, element " << i;
-  }
+  for (double sync : {0.0, 1e-12})
+    for (int64_t rows : {int64_t(1), int64_t(9), m}) {
+      tra_exec_set_parallel_costs(sync, 1e9, 1e9);
+      std::vector<float> one(size_t(rows * n)), two(size_t(rows * n));
+      tra_exec_set_num_threads(1);
+      tra_exec_sgemm(1, 0, 0, rows, n, k, 1.0f, a.data(), k, 0, b.data(), n, 0,
+                     0.0f, one.data(), n, 0);
+      tra_exec_set_num_threads(2);
+      tra_exec_sgemm(1, 0, 0, rows, n, k, 1.0f, a.data(), k, 0, b.data(), n, 0,
+                     0.0f, two.data(), n, 0);
+      tra_exec_set_num_threads(1);
+      for (size_t i = 0; i < one.size(); ++i)
+        ASSERT_NEAR(one[i], two[i], 1e-4) << rows << " rows, element " << i;
+    }
+  tra_exec_set_parallel_costs(0, 0, 0);
 }
 
 /// The 16-bit encoding of `v` (exactly representable: a multiple of 1/64 in

@@ -176,13 +176,21 @@ std::vector<Case> cases() {
 INSTANTIATE_TEST_SUITE_P(Shapes, GemmQ8Test, ::testing::ValuesIn(cases()));
 
 /// The same products on three threads (uneven splits of the rows of W and
-/// of the packed GEMM's tasks) as on one, within rounding.
+/// of the packed GEMM's tasks) as on one, within rounding; with parallel
+/// regions costing next to nothing, even the small ones split.
 TEST(GemmQ8, ThreeThreadsMatchFloat64Product) {
   tra_exec_set_num_threads(3);
-  for (Path path : {Path::Abi, Path::Generic}) {
-    checkProduct(path, 1, 2049, 24, 0.0f);
-    checkProduct(path, 128, 300, 24, 1.0f);
+  for (double sync : {0.0, 1e-12}) {
+    // 0: the defaults (invalid figures).
+    tra_exec_set_parallel_costs(sync, 1e9, 1e9);
+    for (Path path : {Path::Abi, Path::Generic}) {
+      checkProduct(path, 1, 2049, 24, 0.0f);
+      checkProduct(path, 1, 5, 1, 1.0f);
+      checkProduct(path, 128, 300, 24, 1.0f);
+      checkProduct(path, 9, 40, 2, 0.0f);
+    }
   }
+  tra_exec_set_parallel_costs(0, 0, 0);
   tra_exec_set_num_threads(1);
 }
 

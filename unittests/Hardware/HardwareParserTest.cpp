@@ -378,6 +378,64 @@ TEST(HardwareParser, DefaultsAndNormalization) {
   EXPECT_EQ(swapped->link(1, 0).kind, LinkKind::PCIe);
 }
 
+// A CPU's seconds per parallel region: read, defaulted, round-tripped, and
+// the parallel costs the runtime gets from it; every bad value is an error
+// naming the field.
+TEST(HardwareParser, ThreadSyncSeconds) {
+  llvm::Expected<HardwareDescription> stated = parseHardwareJSON(
+      replaced(R"("cores": 8,)", R"("cores": 8, "thread_sync_seconds": 3e-6,)"),
+      "t.json");
+  ASSERT_TRUE(bool(stated)) << llvm::toString(stated.takeError());
+  const Device &cpu = stated->getDevice(0);
+  EXPECT_DOUBLE_EQ(cpu.threadSyncSeconds, 3e-6);
+  ::tra::exec::ParallelCosts costs = cpu.getParallelCosts();
+  EXPECT_TRUE(costs.valid());
+  EXPECT_DOUBLE_EQ(costs.syncSeconds, 3e-6);
+  EXPECT_DOUBLE_EQ(costs.coreBytesPerSecond, 1e9 / 8);
+  EXPECT_DOUBLE_EQ(costs.coreMacsPerSecond, 1e9 / 2 / 8);
+  // GPUs have no CPU costs.
+  EXPECT_FALSE(stated->getDevice(1).getParallelCosts().valid());
+  EXPECT_EQ(stated->getDevice(1).threadSyncSeconds, 0.0);
+  llvm::Expected<HardwareDescription> again =
+      parseHardwareJSON(stated->toJSONText(), "again.json");
+  ASSERT_TRUE(bool(again)) << llvm::toString(again.takeError());
+  EXPECT_EQ(*again, *stated);
+  std::string summary;
+  llvm::raw_string_ostream os(summary);
+  stated->printSummary(os);
+  EXPECT_NE(summary.find("3 us per parallel region"), std::string::npos)
+      << summary;
+
+  // Not stated: the default, and not written back.
+  llvm::Expected<HardwareDescription> plain = parseHardwareJSON(kValid, "t");
+  ASSERT_TRUE(bool(plain)) << llvm::toString(plain.takeError());
+  EXPECT_DOUBLE_EQ(plain->getDevice(0).threadSyncSeconds,
+                   kDefaultThreadSyncSeconds);
+  EXPECT_EQ(plain->toJSONText().find("thread_sync_seconds"), std::string::npos);
+
+  EXPECT_EQ(errorOfReplaced(R"("cores": 8,)",
+                            R"("cores": 8, "thread_sync_seconds": 0,)"),
+            "t.json: nodes[0].devices[0].thread_sync_seconds: expected a "
+            "positive number, got 0");
+  EXPECT_EQ(errorOfReplaced(R"("cores": 8,)",
+                            R"("cores": 8, "thread_sync_seconds": -2e-6,)"),
+            "t.json: nodes[0].devices[0].thread_sync_seconds: expected a "
+            "positive number, got -2e-06");
+  EXPECT_EQ(errorOfReplaced(R"("cores": 8,)",
+                            R"("cores": 8, "thread_sync_seconds": 2,)"),
+            "t.json: nodes[0].devices[0].thread_sync_seconds: expected "
+            "seconds below 1, got 2 (a parallel region costs microseconds)");
+  EXPECT_EQ(errorOfReplaced(R"("cores": 8,)",
+                            R"("cores": 8, "thread_sync_seconds": "2us",)"),
+            "t.json: nodes[0].devices[0].thread_sync_seconds: expected a "
+            "number, got \"2us\"");
+  EXPECT_EQ(errorOfReplaced(R"("kind": "gpu", "count": 2,)",
+                            R"("kind": "gpu", "count": 2, )"
+                            R"("thread_sync_seconds": 1e-6,)"),
+            "t.json: nodes[0].devices[1].thread_sync_seconds: only a cpu "
+            "device has threads to synchronise");
+}
+
 // Memory tiers of a node group: read, round-tripped, and every bad tier is
 // an error naming the node group and the field.
 TEST(HardwareParser, MemoryTiers) {

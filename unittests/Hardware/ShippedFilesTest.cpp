@@ -75,6 +75,14 @@ TEST(ShippedFiles, CPUOneNode) {
   EXPECT_DOUBLE_EQ(cpu.getPeakFlops(DType::F32), 2 * 2.1e9 * 64);
   // No f16 figure: f16 runs at the f32 rate.
   EXPECT_EQ(cpu.getPeakFlops(DType::F16), cpu.getPeakFlops(DType::F32));
+  // The measured cost of a parallel region, and what it makes worth two
+  // threads: 4 x 1.5 us x 2 = 12 us of one core, 240 KB at 20 GB/s per
+  // core, 806400 multiply-adds at 67.2 G/s per core.
+  EXPECT_DOUBLE_EQ(cpu.threadSyncSeconds, 1.5e-6);
+  ::tra::exec::ParallelCosts costs = cpu.getParallelCosts();
+  EXPECT_DOUBLE_EQ(::tra::exec::minParallelSeconds(costs, 2), 12e-6);
+  EXPECT_EQ(::tra::exec::minParallelBytes(costs, 2), 240000);
+  EXPECT_EQ(::tra::exec::minParallelMacs(costs, 2), 806400);
   EXPECT_EQ(hw.link(0, 0).linkClass, LinkClass::Self);
 }
 

@@ -21,6 +21,8 @@
 #ifndef TRA_HARDWARE_HARDWARE_H
 #define TRA_HARDWARE_HARDWARE_H
 
+#include "tra/Exec/ParallelCosts.h"
+
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
@@ -96,6 +98,12 @@ std::optional<LinkKind> symbolizeLinkKind(llvm::StringRef name);
 // The description as written
 //===----------------------------------------------------------------------===//
 
+/// A CPU's thread_sync_seconds when its description states none: the mean
+/// cost of an OpenMP region whose threads wait spinning between regions,
+/// measured 1.0 to 1.5 us on the 2-vCPU development VM (a tail of 13 to 36
+/// us at the 99th percentile, when the host deschedules a vCPU), rounded up.
+constexpr double kDefaultThreadSyncSeconds = 2e-6;
+
 /// `count` identical devices of one node. Units: bytes, bytes/s, flop/s.
 struct DeviceGroupSpec {
   DeviceKind kind = DeviceKind::CPU;
@@ -115,6 +123,10 @@ struct DeviceGroupSpec {
   /// CPU: threads the device may use (required). GPU: streaming
   /// multiprocessors (optional; 0 when not stated).
   uint64_t cores = 0;
+  /// CPU only: what one parallel region costs beyond its work, in seconds
+  /// (starting the threads that wait between the regions of a step and
+  /// joining them at its end); std::nullopt: kDefaultThreadSyncSeconds.
+  std::optional<double> threadSyncSeconds;
 
   bool operator==(const DeviceGroupSpec &other) const;
   bool operator!=(const DeviceGroupSpec &other) const {
@@ -265,12 +277,25 @@ struct Device {
   double memoryBandwidth = 0;
   /// CPU: threads; GPU: streaming multiprocessors, 0 when not stated.
   unsigned cores = 0;
+  /// CPU: seconds one parallel region costs beyond its work (the stated
+  /// figure or kDefaultThreadSyncSeconds); 0 for GPUs.
+  double threadSyncSeconds = 0;
   /// Peak flop/s per DType, with missing F16/BF16 figures resolved to F32.
   std::array<double, kNumDTypes> peakFlops = {0, 0, 0};
 
   /// Peak flop/s of this device for `type`.
   double getPeakFlops(DType type) const {
     return peakFlops[static_cast<unsigned>(type)];
+  }
+
+  /// A CPU's parallel costs (tra/Exec/ParallelCosts.h): its seconds per
+  /// parallel region, memory bandwidth and f32 peak over its cores. Invalid
+  /// (zeros) for a GPU.
+  ::tra::exec::ParallelCosts getParallelCosts() const {
+    if (kind != DeviceKind::CPU)
+      return {};
+    return ::tra::exec::parallelCostsOf(
+        memoryBandwidth, getPeakFlops(DType::F32), cores, threadSyncSeconds);
   }
 };
 

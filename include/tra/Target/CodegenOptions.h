@@ -10,6 +10,8 @@
 #ifndef TRA_TARGET_CODEGENOPTIONS_H
 #define TRA_TARGET_CODEGENOPTIONS_H
 
+#include "tra/Exec/ParallelCosts.h"
+
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -47,6 +49,11 @@ struct CodegenOptions {
   int64_t numThreads = 0;
   /// The pipeline's parallel-min-work, if not its default.
   std::optional<int64_t> parallelMinWork;
+  /// The CPU's parallel costs from the hardware description
+  /// (hw::Device::getParallelCosts), which the program's descriptor carries
+  /// to the runtime: they decide which of its products run on the threads.
+  /// Invalid (zeros): the runtime's defaults.
+  ::tra::exec::ParallelCosts parallelCosts;
   /// Compile for an NVIDIA GPU (the pipeline's target=cuda): kernels for
   /// `gpuChips` (empty: sm_80 and sm_90), buffers in device memory, the
   /// program linked with runtime/cuda.

@@ -12,6 +12,7 @@
 #ifndef TRA_TARGET_PROGRAMDESCRIPTOR_H
 #define TRA_TARGET_PROGRAMDESCRIPTOR_H
 
+#include "tra/Exec/ParallelCosts.h"
 #include "tra/Target/EntrySignature.h"
 
 #include "llvm/Support/Error.h"
@@ -34,6 +35,9 @@ struct ProgramTarget {
   bool cuda = false;
   /// The hardware description's name.
   std::string hardware;
+  /// The CPU's parallel costs (tra/Exec/ParallelCosts.h); invalid (zeros)
+  /// when not known.
+  ::tra::exec::ParallelCosts parallelCosts;
 };
 
 /// Adds `tra_exec_program` (layout TRA_EXEC_ABI_VERSION of

@@ -26,7 +26,7 @@ extern "C" {
 #endif
 
 /** Version of the descriptor layout below. */
-#define TRA_EXEC_ABI_VERSION 7
+#define TRA_EXEC_ABI_VERSION 8
 
 /** Where a program runs. */
 typedef enum TraExecDevice {
@@ -149,6 +149,17 @@ typedef struct TraExecProgram {
    * with its element type and shape. Always null for a distributed program.
    */
   const int64_t *outputAliases;
+  /**
+   * When running on threads pays (tra/Exec/ParallelCosts.h): the seconds one
+   * parallel region costs beyond its work, and one core's streaming rate
+   * (bytes/s) and f32 multiply-adds per second, from the hardware
+   * description the program was compiled for; zeros if it gave none. The
+   * executable driver and the loader pass them to
+   * tra_exec_set_parallel_costs.
+   */
+  double threadSyncSeconds;
+  double coreBytesPerSecond;
+  double coreMacsPerSecond;
 } TraExecProgram;
 
 /** The descriptor, defined by the compiled object. */
@@ -205,6 +216,17 @@ void tra_exec_gemm_q8(int64_t m, int64_t n, int64_t blocks, const float *a,
 /** Sets the number of threads BLAS calls and the OpenMP loops of compiled
  * code use (at least 1). */
 void tra_exec_set_num_threads(int64_t threads);
+
+/**
+ * What a parallel region costs and how fast one core works (the fields of
+ * TraExecProgram of the same names): the runtime's products run on the
+ * thread pool when their one-core time pays for the split
+ * (tra/Exec/ParallelCosts.h). Figures that are not all finite and positive
+ * restore the defaults.
+ */
+void tra_exec_set_parallel_costs(double threadSyncSeconds,
+                                 double coreBytesPerSecond,
+                                 double coreMacsPerSecond);
 
 /**
  * The allocation functions compiled code calls for its buffers (MLIR's

@@ -81,7 +81,7 @@ public:
   /// program.
   int64_t outputAliasedInput(size_t output) const;
   /// Sets the thread count of the library's BLAS calls and OpenMP loops (at
-  /// least 1).
+  /// least 1), and the parallel costs its descriptor carries.
   void setNumThreads(int64_t threads) const;
   /// What the library's code fetched from the memory tiers since it was
   /// loaded (nothing for a library compiled before fetches existed).
@@ -98,6 +98,7 @@ private:
   void *handle = nullptr;
   const TraExecProgram *descriptor = nullptr;
   void (*setThreads)(int64_t) = nullptr;
+  void (*setCosts)(double, double, double) = nullptr;
   const char *(*takeFailure)() = nullptr;
   int64_t (*tierBytes)(int32_t) = nullptr;
   int64_t (*tierTiles)(int32_t) = nullptr;
