@@ -16,6 +16,7 @@
 #define TRA_RUNTIME_TENSOR_H
 
 #include "tra/Runtime/Error.h"
+#include "tra/Runtime/LargePages.h"
 
 #include <cstdint>
 #include <cstring>
@@ -169,7 +170,9 @@ private:
   DType elementType = DType::F32;
   std::vector<int64_t> dims;
   int64_t elementCount = 0;
-  std::vector<uint8_t> ownedData;
+  /// Large buffers on huge pages (LargePages.h): weights and caches that
+  /// decoding steps stream.
+  std::vector<uint8_t, LargePageAllocator<uint8_t>> ownedData;
   const uint8_t *viewData = nullptr;
   std::shared_ptr<const void> viewOwner;
 };

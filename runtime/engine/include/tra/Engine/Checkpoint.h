@@ -24,7 +24,10 @@ namespace tra::engine {
 /// the checkpoint stores them in where step programs can read them so (see
 /// LocalModel): f16/bf16, and a GGUF file's Q8_0 matrices as i8 values
 /// under the weight's name plus f16 scales under rt::q8ScalesName (without
-/// `keepStored` they are dequantised to f32). Errors name the file.
+/// `keepStored` they are dequantised to f32). The weights of a model of at
+/// least 2 MiB end up as views of one buffer on huge pages (LargePages.h),
+/// each 64-byte aligned; the file pages or buffers they came from are
+/// released as they are copied. Errors name the file.
 rt::Result<rt::LlamaCheckpoint> loadCheckpoint(const std::string &path,
                                                bool keepStored = false);
 
