@@ -2,12 +2,10 @@
 
 #include "tra/Engine/Checkpoint.h"
 
+#include "tra/Runtime/File.h"
 #include "tra/Runtime/LargePages.h"
 #include "tra/Runtime/MetaCheckpoint.h"
 #include "tra/Runtime/TensorSource.h"
-
-#include <sys/mman.h>
-#include <unistd.h>
 
 #include <cstring>
 
@@ -18,16 +16,9 @@ namespace {
 /// the widest vector load).
 constexpr size_t kWeightAlignment = 64;
 
-/// Drops the whole pages of [data, data + bytes) from this process's
-/// resident memory: for bytes of a private read-only file mapping, which a
-/// later read would fetch from the file again.
-void dropFilePages(const uint8_t *data, size_t bytes) {
-  const uintptr_t page = uintptr_t(::sysconf(_SC_PAGESIZE));
-  uintptr_t begin =
-      (reinterpret_cast<uintptr_t>(data) + page - 1) / page * page;
-  uintptr_t end = (reinterpret_cast<uintptr_t>(data) + bytes) / page * page;
-  if (end > begin)
-    ::madvise(reinterpret_cast<void *>(begin), end - begin, MADV_DONTNEED);
+/// `bytes` rounded up to kWeightAlignment.
+size_t padded(size_t bytes) {
+  return (bytes + kWeightAlignment - 1) / kWeightAlignment * kWeightAlignment;
 }
 
 /// Moves every weight of `ckpt` into one buffer on huge pages
@@ -43,8 +34,7 @@ void dropFilePages(const uint8_t *data, size_t bytes) {
 void gatherOnLargePages(rt::LlamaCheckpoint &ckpt, bool fileViews) {
   size_t total = 0;
   for (auto &[name, weight] : ckpt.weights)
-    total += (weight.byteSize() + kWeightAlignment - 1) / kWeightAlignment *
-             kWeightAlignment;
+    total += padded(weight.byteSize());
   if (total < rt::kLargePageBytes)
     return;
   auto *bytes = static_cast<uint8_t *>(rt::allocateLargePageBytes(total));
@@ -54,13 +44,12 @@ void gatherOnLargePages(rt::LlamaCheckpoint &ckpt, bool fileViews) {
   size_t offset = 0;
   for (auto &[name, weight] : ckpt.weights) {
     uint8_t *dst = bytes + offset;
-    std::memcpy(dst, weight.data(), weight.byteSize());
+    const size_t size = weight.byteSize();
+    std::memcpy(dst, weight.data(), size);
     if (fileViews && weight.isView())
-      dropFilePages(weight.data(), weight.byteSize());
-    size_t size = weight.byteSize();
+      rt::releaseFilePages(weight.data(), size);
     weight = rt::HostTensor::view(weight.dtype(), weight.shape(), dst, buffer);
-    offset +=
-        (size + kWeightAlignment - 1) / kWeightAlignment * kWeightAlignment;
+    offset += padded(size);
   }
 }
 } // namespace

@@ -73,10 +73,16 @@ void MappedFile::adviseAccess(size_t offset, size_t size, bool random) const {
 void MappedFile::releasePages(size_t offset, size_t size) const {
   if (!bytes || size == 0 || offset >= length)
     return;
-  size_t pageSize = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
-  size_t begin = offset / pageSize * pageSize;
-  size_t end = std::min(length, offset + size);
-  ::madvise(const_cast<uint8_t *>(bytes) + begin, end - begin, MADV_DONTNEED);
+  releaseFilePages(bytes + offset, std::min(length - offset, size));
+}
+
+void tra::rt::releaseFilePages(const void *data, size_t bytes) {
+  if (!data || bytes == 0)
+    return;
+  uintptr_t pageSize = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+  uintptr_t begin = reinterpret_cast<uintptr_t>(data) / pageSize * pageSize;
+  uintptr_t end = reinterpret_cast<uintptr_t>(data) + bytes;
+  ::madvise(reinterpret_cast<void *>(begin), end - begin, MADV_DONTNEED);
 }
 
 void tra::rt::prefaultPages(const void *data, size_t bytes) {

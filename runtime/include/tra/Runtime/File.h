@@ -70,6 +70,11 @@ private:
 /// files and on any other readable memory; only a hint, never fails.
 void prefaultPages(const void *data, size_t bytes);
 
+/// Drops the pages holding [data, data + bytes) of a private read-only
+/// file mapping from this process's resident memory (a later read fetches
+/// them from the file again). The first page is dropped whole.
+void releaseFilePages(const void *data, size_t bytes);
+
 /// Reads a whole file into a string, failing with a message naming `path`.
 Result<std::string> readFile(const std::string &path);
 
