@@ -136,6 +136,8 @@ const TraExecProgram tra_exec_program = {
 
 int64_t fakeThreads = 0;
 void tra_exec_set_num_threads(int64_t threads) { fakeThreads = threads; }
+#ifndef FAKE_NO_PARALLEL_COSTS
 void tra_exec_set_parallel_costs(double, double, double) {}
+#endif
 const char *tra_exec_take_check_failure(void) { return nullptr; }
 }

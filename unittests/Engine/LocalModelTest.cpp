@@ -313,4 +313,18 @@ TEST(LocalModel, UnknownDeviceKindIsRefusedByTheLoader) {
       << library.message();
 }
 
+// A library without tra_exec_set_parallel_costs (not linked with this
+// runtime) is refused with the file and the missing function named.
+TEST(LocalModel, LibraryWithoutParallelCostsIsRefusedByTheLoader) {
+  rt::Result<std::unique_ptr<exec::ProgramLibrary>> library =
+      exec::ProgramLibrary::open(TRA_FAKE_STEP_NOCOSTS);
+  ASSERT_FALSE(library.ok());
+  EXPECT_NE(library.message().find(TRA_FAKE_STEP_NOCOSTS), std::string::npos)
+      << library.message();
+  EXPECT_NE(library.message().find("no tra_exec_set_parallel_costs (not "
+                                   "linked with TRAExec)"),
+            std::string::npos)
+      << library.message();
+}
+
 } // namespace
