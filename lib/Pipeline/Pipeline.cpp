@@ -56,6 +56,7 @@
 #include "mlir/Dialect/Tensor/IR/ValueBoundsOpInterfaceImpl.h"
 #include "mlir/Dialect/Tensor/Transforms/BufferizableOpInterfaceImpl.h"
 #include "mlir/Dialect/UB/IR/UBOps.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Target/LLVM/NVVM/Target.h"
@@ -171,6 +172,11 @@ void mlir::tra::buildLLVMStage(OpPassManager &pm,
   // canonicalizer inlines the memref.alloca_scope it wraps bodies in.
   if (options.parallel)
     pm.addPass(createConvertSCFToOpenMPPass());
+  // The runtime's products (BLAS calls) multiply with a micro-kernel
+  // compiled for this target: added after the loop passes above, which must
+  // not touch its k loop.
+  if (options.blas)
+    pm.addPass(createEmitCPUMicrokernelsPass());
   OpPassManager &funcPm = pm.nest<func::FuncOp>();
   if (options.parallel)
     funcPm.addPass(createCanonicalizerPass());
@@ -183,6 +189,9 @@ void mlir::tra::buildLLVMStage(OpPassManager &pm,
   // A failed run-time check calls the runtime and goes on, instead of
   // abort() (cf.assert's lowering).
   pm.addPass(createReportFailedChecksPass());
+  // The micro-kernel's vector ops (before memref: vector loads and stores
+  // on memrefs lower with them).
+  pm.addPass(createConvertVectorToLLVMPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
   // Buffers come from the runtime's allocator (runtime/exec/Alloc.cpp),
@@ -292,8 +301,8 @@ void mlir::tra::registerTRACodegenDialects(DialectRegistry &registry) {
                   func::FuncDialect, index::IndexDialect, linalg::LinalgDialect,
                   LLVM::LLVMDialect, math::MathDialect, memref::MemRefDialect,
                   omp::OpenMPDialect, scf::SCFDialect, tensor::TensorDialect,
-                  ub::UBDialect, gpu::GPUDialect, NVVM::NVVMDialect,
-                  comm::CommDialect, plan::PlanDialect>();
+                  ub::UBDialect, vector::VectorDialect, gpu::GPUDialect,
+                  NVVM::NVVMDialect, comm::CommDialect, plan::PlanDialect>();
   func::registerInlinerExtension(registry);
   // Bufferization.
   arith::registerBufferizableOpInterfaceExternalModels(registry);

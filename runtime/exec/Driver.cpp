@@ -25,6 +25,11 @@
 #include <utility>
 #include <vector>
 
+// The packed GEMM's choice of micro-kernel (PackedGemm.cpp): GPU programs'
+// runtime has no packed GEMM, and these are null there.
+#pragma weak tra_exec_use_generated_kernels
+#pragma weak tra_exec_microkernel
+
 using namespace tra::rt;
 
 namespace tra::exec {
@@ -34,7 +39,7 @@ constexpr const char *kUsage =
     "usage: %s --input NAME=FILE.npy ... --output NAME=FILE.npy ...\n"
     "       [--weights FILE.safetensors|FILE.safetensors.index.json|DIR]...\n"
     "       [--threads N] [--profile] [--repeat N] [--list]\n"
-    "       [--output-per-rank]\n"
+    "       [--output-per-rank] [--builtin-kernels]\n"
     "\n"
     "Runs the compiled entry function @%s. NAME is one of its argument or\n"
     "result names (--list prints them). Arguments not given with --input\n"
@@ -43,7 +48,9 @@ constexpr const char *kUsage =
     "Distributed programs: with --output-per-rank, each rank writes the\n"
     "tiles it owns of --output NAME=DIR/STEM.npy as DIR/STEM.rankR.npy, and\n"
     "DIR/STEM.tiles.json lists every tile's file, offsets and shape, instead\n"
-    "of gathering the whole tensor to rank 0.\n";
+    "of gathering the whole tensor to rank 0. --builtin-kernels multiplies\n"
+    "with the runtime's own GEMM micro-kernel instead of the one compiled\n"
+    "into the program (to compare them).\n";
 
 /// What the command line asks for.
 struct Options {
@@ -56,6 +63,7 @@ struct Options {
   bool list = false;
   bool help = false;
   bool outputPerRank = false;
+  bool builtinKernels = false;
 };
 
 /// Returns the runtime dtype of an ABI element type, if valid.
@@ -164,6 +172,8 @@ Result<Options> parseOptions(int argc, const char *const *argv) {
       options.profile = true;
     } else if (arg == "--output-per-rank") {
       options.outputPerRank = true;
+    } else if (arg == "--builtin-kernels") {
+      options.builtinKernels = true;
     } else if (arg == "--list") {
       options.list = true;
     } else if (arg == "--help" || arg == "-h") {
@@ -443,6 +453,9 @@ void printProfile(const TraExecProgram &program, std::vector<double> times,
                "min %.3f ms, median %.3f ms)\n",
                program.entryName, first, static_cast<long long>(threads),
                times.size(), times.front(), times[times.size() / 2]);
+  if (tra_exec_microkernel)
+    std::fprintf(stderr, "profile: GEMM micro-kernel: %s\n",
+                 tra_exec_microkernel());
   std::vector<std::pair<double, int64_t>> ops;
   double total = 0.0;
   for (int64_t op = 0; op < program.numOps; ++op) {
@@ -666,6 +679,8 @@ Status run(const TraExecProgram &program, const Options &options,
   tra_exec_set_parallel_costs(program.threadSyncSeconds,
                               program.coreBytesPerSecond,
                               program.coreMacsPerSecond);
+  if (tra_exec_use_generated_kernels)
+    tra_exec_use_generated_kernels(options.builtinKernels ? 0 : 1);
   if (options.profile)
     tra_exec_profile_enable(program.numOps);
   tra_exec_tier_reset();
@@ -1038,6 +1053,8 @@ Result<int> runRank(const TraExecProgram &program, const Options &options,
   tra_exec_set_parallel_costs(program.threadSyncSeconds,
                               program.coreBytesPerSecond,
                               program.coreMacsPerSecond);
+  if (tra_exec_use_generated_kernels)
+    tra_exec_use_generated_kernels(options.builtinKernels ? 0 : 1);
   int64_t bytesBefore = comm.bytesSent(), messagesBefore = comm.messagesSent();
   tra_exec_tier_reset();
   Result<std::vector<double>> timed =

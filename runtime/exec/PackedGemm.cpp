@@ -13,7 +13,10 @@
 // then runs the micro-kernel over every (row sliver, column sliver) pair,
 // the B sliver (32 KiB) streamed from L2, the A sliver (8 KiB) in L1. Rows
 // and columns past the edges are zero in the packed panels; the kernel
-// stores only the valid rows and (masked) columns.
+// stores only the valid rows and (masked) columns. The micro-kernel is the
+// program's own where it has one (tra-emit-cpu-microkernels generates it
+// with the vector dialect for the program's target CPU), else the one
+// below (intrinsics); both compute the same sums in the same order.
 //
 //===----------------------------------------------------------------------===//
 
@@ -35,6 +38,14 @@
 #if defined(_OPENMP)
 #include <omp.h>
 #endif
+
+#include "tra/Exec/ABI.h"
+
+// Defined by compiled programs that call the products
+// (tra-emit-cpu-microkernels); null in the others.
+extern "C" void _mlir_ciface_tra_exec_microkernel_f32_8x32(
+    int64_t, TraExecMemRefF32 *, TraExecMemRefF32 *, TraExecMemRefF32 *,
+    int64_t, int64_t, int64_t, float, float) __attribute__((weak));
 
 using namespace tra::exec;
 
@@ -236,10 +247,11 @@ struct Epilogue {
 };
 
 /// C[0 .. rows, 0 .. cols) (ldc) with the kMR x kNR product of a packed A
-/// sliver and a packed B sliver over kc.
-TRA_AVX512 void microKernel(int64_t kc, const float *pa, const float *pb,
-                            float *c, int64_t ldc, int64_t rows, int64_t cols,
-                            Epilogue e) {
+/// sliver and a packed B sliver over kc: the runtime's own kernel, for
+/// programs without a generated one.
+TRA_AVX512 void builtinMicroKernel(int64_t kc, const float *pa, const float *pb,
+                                   float *c, int64_t ldc, int64_t rows,
+                                   int64_t cols, Epilogue e) {
   __m512 acc[kMR][2];
   for (int r = 0; r < kMR; ++r)
     acc[r][0] = acc[r][1] = _mm512_setzero_ps();
@@ -274,6 +286,30 @@ TRA_AVX512 void microKernel(int64_t kc, const float *pa, const float *pb,
   }
 }
 
+/// builtinMicroKernel's product through the program's compiled kernel
+/// (tra_exec_microkernel_f32_8x32), which computes the same sums in the
+/// same order.
+void generatedMicroKernel(int64_t kc, const float *pa, const float *pb,
+                          float *c, int64_t ldc, int64_t rows, int64_t cols,
+                          Epilogue e) {
+  auto view = [](const float *data, int64_t size) {
+    float *p = const_cast<float *>(data);
+    return TraExecMemRefF32{p, p, 0, size, 1};
+  };
+  TraExecMemRefF32 a = view(pa, kc * kMR), b = view(pb, kc * kNR),
+                   cView = view(c, (rows - 1) * ldc + cols);
+  _mlir_ciface_tra_exec_microkernel_f32_8x32(kc, &a, &b, &cView, ldc, rows,
+                                             cols, e.alpha,
+                                             e.accumulate ? 1.0f : e.beta);
+}
+
+/// The micro-kernel the packed GEMM runs.
+using MicroKernelFn = void (*)(int64_t, const float *, const float *, float *,
+                               int64_t, int64_t, int64_t, Epilogue);
+MicroKernelFn gMicroKernel = _mlir_ciface_tra_exec_microkernel_f32_8x32
+                                 ? generatedMicroKernel
+                                 : builtinMicroKernel;
+
 /// The work of one task: rows [i0, i0 + mc) x columns [j0, j0 + nc) of C.
 template <class B>
 TRA_AVX512 void runTask(bool transA, bool transB, int64_t i0, int64_t mc,
@@ -290,6 +326,7 @@ TRA_AVX512 void runTask(bool transA, bool transB, int64_t i0, int64_t mc,
     packB(transB, b, p0, kc, j0, nc, pb);
     packA(transA, a, lda, i0, mc, p0, kc, pa);
     Epilogue e{alpha, beta, p0 > 0};
+    const MicroKernelFn microKernel = gMicroKernel;
     for (int64_t is = 0; is < mc; is += kMR)
       for (int64_t js = 0; js < nc; js += kNR)
         microKernel(kc, pa + is * kc, pb + js * kc,
@@ -337,6 +374,24 @@ void scaleC(int64_t m, int64_t n, float beta, float *c, int64_t ldc) {
 
 } // namespace
 #endif
+
+extern "C" void tra_exec_use_generated_kernels(int64_t use) {
+#if defined(__x86_64__)
+  gMicroKernel = use && _mlir_ciface_tra_exec_microkernel_f32_8x32
+                     ? generatedMicroKernel
+                     : builtinMicroKernel;
+#else
+  (void)use;
+#endif
+}
+
+extern "C" const char *tra_exec_microkernel(void) {
+#if defined(__x86_64__)
+  if (tra::exec::packedGemmAvailable())
+    return gMicroKernel == generatedMicroKernel ? "generated" : "builtin";
+#endif
+  return "none";
+}
 
 bool tra::exec::packedGemmAvailable() {
 #if defined(__x86_64__)

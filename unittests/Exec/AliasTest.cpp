@@ -12,6 +12,8 @@
 
 #include "tra/Exec/Library.h"
 
+#include "TestValues.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -25,15 +27,7 @@ using tra::exec::ProgramLibrary;
 
 constexpr int64_t kRows = 16, kDim = 4, kNew = 2;
 
-/// Deterministic values in [-1, 1).
-std::vector<float> values(size_t n, unsigned seed) {
-  std::vector<float> v(n);
-  for (size_t i = 0; i < n; ++i)
-    v[i] = static_cast<float>(((i + 1) * 2654435761u + seed * 97u) % 2001) /
-               1000.0f -
-           1.0f;
-  return v;
-}
+using tra::exec::testing::values;
 
 std::unique_ptr<ProgramLibrary> openStep() {
   tra::rt::Result<std::unique_ptr<ProgramLibrary>> library =

@@ -12,12 +12,15 @@
 
 #include "PackedGemm.h"
 
+#include "tra/Exec/ABI.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <random>
+#include <string>
 #include <vector>
 
 using namespace tra::exec;
@@ -120,6 +123,18 @@ TEST(PackedGemm, NoProductScalesC) {
   packedGemm(GemmBType::F16, false, true, 2, 2, 0, 1.0f, &unused, 1, &unused, 1,
              0.0f, c.data(), 2);
   EXPECT_EQ(c, (std::vector<float>{0, 0, 0, 0}));
+}
+
+TEST(PackedGemm, RunsTheBuiltinKernelWithoutAProgram) {
+  // This binary links the runtime without a compiled program, so no
+  // generated micro-kernel (MicrokernelTest.cpp tests that one): the
+  // runtime's own runs, even when the generated one is asked for.
+  const std::string expected = packedGemmAvailable() ? "builtin" : "none";
+  EXPECT_EQ(std::string(tra_exec_microkernel()), expected);
+  tra_exec_use_generated_kernels(1);
+  EXPECT_EQ(std::string(tra_exec_microkernel()), expected);
+  tra_exec_use_generated_kernels(0);
+  EXPECT_EQ(std::string(tra_exec_microkernel()), expected);
 }
 
 } // namespace

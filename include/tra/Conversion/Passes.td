@@ -162,6 +162,51 @@ def ConvertLinalgToBLASPass
   ];
 }
 
+def EmitCPUMicrokernelsPass
+    : Pass<"tra-emit-cpu-microkernels", "::mlir::ModuleOp"> {
+  let summary = "Generate the CPU runtime's GEMM micro-kernel with the vector dialect";
+  let description = [{
+    The CPU runtime multiplies the products that `tra-linalg-to-blas` hands
+    it (`tra_exec_sgemm`, `tra_exec_gemm_mixed`, `tra_exec_gemm_q8`) with its
+    own packed GEMM (the BLIS scheme: A and B copied into panels, then a
+    register-blocked micro-kernel over each pair of slivers). In a module
+    that calls one of them, this pass defines that micro-kernel,
+    `tra_exec_microkernel_f32_8x32`, so that it is compiled for the
+    program's target CPU with the rest of the program; the runtime calls
+    it (runtime/exec/ABI.h) and keeps its own AVX-512 one only for programs
+    without it.
+
+    The kernel computes an 8 x 32 block of C from a packed A sliver
+    (`pa[p * 8 + r]`) and a packed B sliver (`pb[p * 32 + j]`) over `kc`
+    steps: per step one `vector.outerproduct` of an 8-element and a
+    32-element `vector.load` into a `vector<8x32xf32>` accumulator, which
+    the vector lowering turns into eight broadcasts and eight 32-wide
+    fused multiply-adds (two 16-lane AVX-512 FMAs each where the target has
+    AVX-512, narrower ones elsewhere). Its epilogue writes the first `rows`
+    rows and `cols` columns of `alpha * sums + beta * C` (C at
+    `c[r * ldc + j]`, read only when `beta` is not 0) with masked loads and
+    stores.
+
+    ```mlir
+    func.func @tra_exec_microkernel_f32_8x32(%kc: index, %pa: memref<?xf32>,
+        %pb: memref<?xf32>, %c: memref<?xf32>, %ldc: index, %rows: index,
+        %cols: index, %alpha: f32, %beta: f32)
+        attributes {llvm.emit_c_interface}
+    ```
+
+    A module that defines the kernel keeps its definition, a declaration of
+    it gets the body; a symbol of that name of another kind or type is an
+    error.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::func::FuncDialect",
+    "::mlir::memref::MemRefDialect",
+    "::mlir::scf::SCFDialect",
+    "::mlir::vector::VectorDialect",
+  ];
+}
+
 //===----------------------------------------------------------------------===//
 // PlanToComm
 //===----------------------------------------------------------------------===//

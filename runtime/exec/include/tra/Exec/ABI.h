@@ -213,6 +213,40 @@ void tra_exec_gemm_q8(int64_t m, int64_t n, int64_t blocks, const float *a,
                       const uint16_t *scales, int64_t lds, float beta, float *c,
                       int64_t ldc);
 
+/** A one-dimensional memref of f32 as compiled code passes it (MLIR's
+ * descriptor: allocated and aligned pointers, offset, size, stride). */
+typedef struct TraExecMemRefF32 {
+  float *allocated;
+  float *aligned;
+  int64_t offset;
+  int64_t size;
+  int64_t stride;
+} TraExecMemRefF32;
+
+/**
+ * The micro-kernel of the runtime's packed GEMM, which a compiled program
+ * that calls the products above defines (tra-emit-cpu-microkernels: the
+ * vector dialect, compiled for the program's target CPU). For the packed
+ * slivers pa (kc x 8, pa[p * 8 + r]) and pb (kc x 32, pb[p * 32 + j]), sets
+ *   C[r * ldc + j] = alpha * sum_p pa[p * 8 + r] * pb[p * 32 + j]
+ *                    + beta * C[r * ldc + j]
+ * for r < rows (at most 8) and j < cols (at most 32); C is read only when
+ * beta is not 0. The runtime references it weakly: in a program without it
+ * (or after tra_exec_use_generated_kernels(0)) its own AVX-512 kernel runs.
+ */
+void _mlir_ciface_tra_exec_microkernel_f32_8x32(
+    int64_t kc, TraExecMemRefF32 *pa, TraExecMemRefF32 *pb,
+    TraExecMemRefF32 *c, int64_t ldc, int64_t rows, int64_t cols,
+    float alpha, float beta);
+
+/** Whether the packed GEMM calls the compiled micro-kernel above where the
+ * program has one (1, the default) or the runtime's own (0). */
+void tra_exec_use_generated_kernels(int64_t use);
+/** Which micro-kernel the packed GEMM runs: "generated" (the program's),
+ * "builtin" (the runtime's AVX-512 one) or "none" (no packed GEMM on this
+ * CPU: OpenBLAS and the generated loops take the products). */
+const char *tra_exec_microkernel(void);
+
 /** Sets the number of threads BLAS calls and the OpenMP loops of compiled
  * code use (at least 1). */
 void tra_exec_set_num_threads(int64_t threads);

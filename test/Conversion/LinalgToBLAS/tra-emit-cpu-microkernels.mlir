@@ -1,0 +1,58 @@
+// RUN: tra-opt %s --split-input-file --tra-emit-cpu-microkernels | FileCheck %s
+// RUN: tra-opt %s --split-input-file --tra-emit-cpu-microkernels --tra-emit-cpu-microkernels | FileCheck %s --check-prefix=TWICE
+
+// A module that calls the runtime's sgemm gets the packed GEMM's
+// micro-kernel: a k loop of outer products into an 8 x 32 accumulator, then
+// eight guarded rows of masked alpha/beta stores.
+
+func.func private @tra_exec_sgemm(i64, i64, i64, i64, i64, i64, f32, !llvm.ptr, i64, i64, !llvm.ptr, i64, i64, f32, !llvm.ptr, i64, i64)
+
+// CHECK-LABEL: func.func @tra_exec_microkernel_f32_8x32(
+// CHECK-SAME:      %[[KC:[^:]+]]: index, %[[PA:[^:]+]]: memref<?xf32>, %[[PB:[^:]+]]: memref<?xf32>, %[[C:[^:]+]]: memref<?xf32>,
+// CHECK-SAME:      %[[LDC:[^:]+]]: index, %[[ROWS:[^:]+]]: index, %[[COLS:[^:]+]]: index, %[[ALPHA:[^:]+]]: f32, %[[BETA:[^:]+]]: f32)
+// CHECK-SAME:      attributes {llvm.emit_c_interface}
+// CHECK:         %[[SUMS:.+]] = scf.for %[[P:.+]] = %{{.+}} to %[[KC]] step %{{.+}} iter_args(%[[ACC:.+]] = %{{.+}}) -> (vector<8x32xf32>)
+// CHECK:           %[[A:.+]] = vector.load %[[PA]][%{{.+}}] : memref<?xf32>, vector<8xf32>
+// CHECK:           %[[B:.+]] = vector.load %[[PB]][%{{.+}}] : memref<?xf32>, vector<32xf32>
+// CHECK:           %[[NEXT:.+]] = vector.outerproduct %[[A]], %[[B]], %[[ACC]] {kind = #vector.kind<add>} : vector<8xf32>, vector<32xf32>
+// CHECK:           scf.yield %[[NEXT]] : vector<8x32xf32>
+// CHECK:         %[[MASK:.+]] = vector.create_mask %[[COLS]] : vector<32xi1>
+// CHECK:         %[[READC:.+]] = arith.cmpf une, %[[BETA]]
+// CHECK:         arith.cmpi slt, %{{.+}}, %[[ROWS]] : index
+// CHECK:         scf.if
+// CHECK:           arith.muli %{{.+}}, %[[LDC]] : index
+// CHECK:           vector.extract %[[SUMS]][0] : vector<32xf32> from vector<8x32xf32>
+// CHECK:           scf.if %[[READC]] -> (vector<32xf32>)
+// CHECK:             vector.maskedload %[[C]][%{{.+}}], %[[MASK]]
+// CHECK:             vector.fma
+// CHECK:           vector.maskedstore %[[C]][%{{.+}}], %[[MASK]]
+// CHECK-COUNT-7:   vector.maskedstore
+// CHECK-NOT:       vector.maskedstore
+// CHECK:         return
+
+// Run twice, the pass keeps the one definition.
+// TWICE-COUNT-1: func.func @tra_exec_microkernel_f32_8x32
+// TWICE-NOT: func.func @tra_exec_microkernel_f32_8x32
+// TWICE: // -----
+
+// -----
+
+// A module that calls none of the runtime's products gets no kernel.
+
+// CHECK-LABEL: func.func @no_products
+// CHECK-NOT: tra_exec_microkernel
+func.func @no_products(%a: memref<4xf32>) {
+  return
+}
+
+// -----
+
+// The Q8_0 product runs through the packed GEMM too; a declaration of the
+// kernel gets its body.
+
+func.func private @tra_exec_gemm_q8(i64, i64, i64, !llvm.ptr, i64, !llvm.ptr, i64, !llvm.ptr, i64, f32, !llvm.ptr, i64)
+func.func private @tra_exec_microkernel_f32_8x32(index, memref<?xf32>, memref<?xf32>, memref<?xf32>, index, index, index, f32, f32)
+
+// CHECK-LABEL: func.func @tra_exec_microkernel_f32_8x32(
+// CHECK-SAME:      attributes {llvm.emit_c_interface}
+// CHECK:         vector.outerproduct
