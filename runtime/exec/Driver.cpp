@@ -25,10 +25,12 @@
 #include <utility>
 #include <vector>
 
-// The packed GEMM's choice of micro-kernel (PackedGemm.cpp): GPU programs'
-// runtime has no packed GEMM, and these are null there.
+// The CPU kernels' choice between the program's and the runtime's own
+// (GeneratedKernels.cpp, PackedGemm.cpp, Gemv.cpp): GPU programs' runtime
+// has none of them, and these are null there.
 #pragma weak tra_exec_use_generated_kernels
 #pragma weak tra_exec_microkernel
+#pragma weak tra_exec_dot_kernels
 
 using namespace tra::rt;
 
@@ -49,8 +51,8 @@ constexpr const char *kUsage =
     "tiles it owns of --output NAME=DIR/STEM.npy as DIR/STEM.rankR.npy, and\n"
     "DIR/STEM.tiles.json lists every tile's file, offsets and shape, instead\n"
     "of gathering the whole tensor to rank 0. --builtin-kernels multiplies\n"
-    "with the runtime's own GEMM micro-kernel instead of the one compiled\n"
-    "into the program (to compare them).\n";
+    "with the runtime's own GEMM micro-kernel and dot products instead of\n"
+    "the ones compiled into the program (to compare them).\n";
 
 /// What the command line asks for.
 struct Options {
@@ -453,9 +455,9 @@ void printProfile(const TraExecProgram &program, std::vector<double> times,
                "min %.3f ms, median %.3f ms)\n",
                program.entryName, first, static_cast<long long>(threads),
                times.size(), times.front(), times[times.size() / 2]);
-  if (tra_exec_microkernel)
-    std::fprintf(stderr, "profile: GEMM micro-kernel: %s\n",
-                 tra_exec_microkernel());
+  if (tra_exec_microkernel && tra_exec_dot_kernels)
+    std::fprintf(stderr, "profile: GEMM micro-kernel: %s; dot kernels: %s\n",
+                 tra_exec_microkernel(), tra_exec_dot_kernels());
   std::vector<std::pair<double, int64_t>> ops;
   double total = 0.0;
   for (int64_t op = 0; op < program.numOps; ++op) {

@@ -5,7 +5,10 @@
 // threads by forBalancedRows (BalancedRows.h: a thread done with its share
 // takes pieces of a slower one's); with B stored k x n, c is a sum of rows of
 // B, columns split in chunks over the threads. The dot products use AVX-512 or
-// AVX2 + F16C where the CPU has them (chosen once), a scalar loop elsewhere.
+// AVX2 + F16C where the CPU has them (chosen once), a scalar loop elsewhere,
+// unless the program brings its own (tra_exec_dots_f32_*, the rows of a
+// thread's piece in one call, generated with the vector dialect for its
+// target CPU: GeneratedKernels.h).
 // Also the widening of 16-bit rows (Half.h).
 //
 //===----------------------------------------------------------------------===//
@@ -13,6 +16,7 @@
 #include "Gemv.h"
 
 #include "BalancedRows.h"
+#include "GeneratedKernels.h"
 #include "Half.h"
 #include "Parallel.h"
 
@@ -120,9 +124,53 @@ dotAvx2(const float *a, const void *b, int64_t k) {
 
 using DotFn = float (*)(const float *, const void *, int64_t);
 
-/// The dot product kernel for `dtype` on this CPU, or null for the generic
-/// one.
-DotFn getDot(int64_t dtype) {
+/// out[r] = dot(a, widen(row r of b)) for r < rows, rows `ldb` elements
+/// apart.
+using DotsFn = void (*)(int64_t rows, int64_t k, const float *a, const void *b,
+                        int64_t ldb, float *out);
+
+/// DotsFn through the program's compiled kernel for `Dtype`
+/// (tra_exec_dots_f32_*).
+template <int Dtype>
+void generatedDots(int64_t rows, int64_t k, const float *a, const void *b,
+                   int64_t ldb, float *out) {
+  TraExecMemRefF32 av = memRefOf(a, k), outView = memRefOf(out, rows);
+  const int64_t span = (rows - 1) * ldb + k;
+  if constexpr (Dtype == TRA_EXEC_F32) {
+    TraExecMemRefF32 bv = memRefOf(static_cast<const float *>(b), span);
+    _mlir_ciface_tra_exec_dots_f32_f32(rows, k, &av, &bv, ldb, &outView);
+  } else {
+    TraExecMemRefU16 bv = memRefOf(static_cast<const uint16_t *>(b), span);
+    if constexpr (Dtype == TRA_EXEC_F16)
+      _mlir_ciface_tra_exec_dots_f32_f16(rows, k, &av, &bv, ldb, &outView);
+    else
+      _mlir_ciface_tra_exec_dots_f32_bf16(rows, k, &av, &bv, ldb, &outView);
+  }
+}
+
+/// The program's dot products kernel for `dtype`, or null where it has
+/// none (or the runtime's own are asked for).
+DotsFn getGeneratedDots(int64_t dtype) {
+  if (!generatedKernelsEnabled())
+    return nullptr;
+  switch (dtype) {
+  case TRA_EXEC_F32:
+    return _mlir_ciface_tra_exec_dots_f32_f32 ? generatedDots<TRA_EXEC_F32>
+                                              : nullptr;
+  case TRA_EXEC_F16:
+    return _mlir_ciface_tra_exec_dots_f32_f16 ? generatedDots<TRA_EXEC_F16>
+                                              : nullptr;
+  case TRA_EXEC_BF16:
+    return _mlir_ciface_tra_exec_dots_f32_bf16 ? generatedDots<TRA_EXEC_BF16>
+                                               : nullptr;
+  default:
+    return nullptr;
+  }
+}
+
+/// The runtime's own dot product kernel for `dtype` on this CPU, or null
+/// for the generic one.
+DotFn getBuiltinDot(int64_t dtype) {
 #if defined(__x86_64__)
   static const bool avx512 = __builtin_cpu_supports("avx512f") &&
                              __builtin_cpu_supports("f16c") &&
@@ -152,6 +200,12 @@ DotFn getDot(int64_t dtype) {
 
 } // namespace
 
+extern "C" const char *tra_exec_dot_kernels(void) {
+  if (getGeneratedDots(TRA_EXEC_F32))
+    return "generated";
+  return getBuiltinDot(TRA_EXEC_F32) ? "builtin" : "none";
+}
+
 void tra::exec::widen(int64_t dtype, const uint16_t *src, float *dst,
                       int64_t count) {
   if (dtype == TRA_EXEC_BF16) {
@@ -175,7 +229,26 @@ void tra::exec::gemvRow(int64_t bType, bool transB, int64_t n, int64_t k,
   (void)parallel;
   const auto *bytes = static_cast<const uint8_t *>(b);
   if (transB) {
-    DotFn dot = getDot(bType);
+    if (DotsFn dots = getGeneratedDots(bType)) {
+      forBalancedRows(
+          n, rowsPerPiece(k * size), parallel, [&](int64_t j0, int64_t j1) {
+            if (alpha == 1.0f && beta == 0.0f)
+              return dots(j1 - j0, k, a, bytes + j0 * ldb * size, ldb, c + j0);
+            // Scaled or accumulated: the dot products of a few rows at a
+            // time, then c.
+            constexpr int64_t kRows = 64;
+            float d[kRows];
+            for (int64_t r0 = j0; r0 < j1; r0 += kRows) {
+              const int64_t rows = std::min(kRows, j1 - r0);
+              dots(rows, k, a, bytes + r0 * ldb * size, ldb, d);
+              for (int64_t r = 0; r < rows; ++r)
+                c[r0 + r] =
+                    alpha * d[r] + (beta == 0.0f ? 0.0f : beta * c[r0 + r]);
+            }
+          });
+      return;
+    }
+    DotFn dot = getBuiltinDot(bType);
     forBalancedRows(
         n, rowsPerPiece(k * size), parallel, [&](int64_t j0, int64_t j1) {
           for (int64_t j = j0; j < j1; ++j) {

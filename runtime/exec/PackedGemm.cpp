@@ -21,6 +21,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "PackedGemm.h"
+#include "GeneratedKernels.h"
 #include "Parallel.h"
 
 #include "GemmQ8.h"
@@ -38,14 +39,6 @@
 #if defined(_OPENMP)
 #include <omp.h>
 #endif
-
-#include "tra/Exec/ABI.h"
-
-// Defined by compiled programs that call the products
-// (tra-emit-cpu-microkernels); null in the others.
-extern "C" void _mlir_ciface_tra_exec_microkernel_f32_8x32(
-    int64_t, TraExecMemRefF32 *, TraExecMemRefF32 *, TraExecMemRefF32 *,
-    int64_t, int64_t, int64_t, float, float) __attribute__((weak));
 
 using namespace tra::exec;
 
@@ -292,23 +285,21 @@ TRA_AVX512 void builtinMicroKernel(int64_t kc, const float *pa, const float *pb,
 void generatedMicroKernel(int64_t kc, const float *pa, const float *pb,
                           float *c, int64_t ldc, int64_t rows, int64_t cols,
                           Epilogue e) {
-  auto view = [](const float *data, int64_t size) {
-    float *p = const_cast<float *>(data);
-    return TraExecMemRefF32{p, p, 0, size, 1};
-  };
-  TraExecMemRefF32 a = view(pa, kc * kMR), b = view(pb, kc * kNR),
-                   cView = view(c, (rows - 1) * ldc + cols);
+  TraExecMemRefF32 a = memRefOf(pa, kc * kMR), b = memRefOf(pb, kc * kNR),
+                   cView = memRefOf(c, (rows - 1) * ldc + cols);
   _mlir_ciface_tra_exec_microkernel_f32_8x32(kc, &a, &b, &cView, ldc, rows,
                                              cols, e.alpha,
                                              e.accumulate ? 1.0f : e.beta);
 }
 
-/// The micro-kernel the packed GEMM runs.
+/// The micro-kernel the packed GEMM runs now.
 using MicroKernelFn = void (*)(int64_t, const float *, const float *, float *,
                                int64_t, int64_t, int64_t, Epilogue);
-MicroKernelFn gMicroKernel = _mlir_ciface_tra_exec_microkernel_f32_8x32
-                                 ? generatedMicroKernel
-                                 : builtinMicroKernel;
+MicroKernelFn getMicroKernel() {
+  return generatedKernelsEnabled() && _mlir_ciface_tra_exec_microkernel_f32_8x32
+             ? generatedMicroKernel
+             : builtinMicroKernel;
+}
 
 /// The work of one task: rows [i0, i0 + mc) x columns [j0, j0 + nc) of C.
 template <class B>
@@ -326,7 +317,7 @@ TRA_AVX512 void runTask(bool transA, bool transB, int64_t i0, int64_t mc,
     packB(transB, b, p0, kc, j0, nc, pb);
     packA(transA, a, lda, i0, mc, p0, kc, pa);
     Epilogue e{alpha, beta, p0 > 0};
-    const MicroKernelFn microKernel = gMicroKernel;
+    const MicroKernelFn microKernel = getMicroKernel();
     for (int64_t is = 0; is < mc; is += kMR)
       for (int64_t js = 0; js < nc; js += kNR)
         microKernel(kc, pa + is * kc, pb + js * kc,
@@ -375,20 +366,10 @@ void scaleC(int64_t m, int64_t n, float beta, float *c, int64_t ldc) {
 } // namespace
 #endif
 
-extern "C" void tra_exec_use_generated_kernels(int64_t use) {
-#if defined(__x86_64__)
-  gMicroKernel = use && _mlir_ciface_tra_exec_microkernel_f32_8x32
-                     ? generatedMicroKernel
-                     : builtinMicroKernel;
-#else
-  (void)use;
-#endif
-}
-
 extern "C" const char *tra_exec_microkernel(void) {
 #if defined(__x86_64__)
   if (tra::exec::packedGemmAvailable())
-    return gMicroKernel == generatedMicroKernel ? "generated" : "builtin";
+    return getMicroKernel() == generatedMicroKernel ? "generated" : "builtin";
 #endif
   return "none";
 }

@@ -8,7 +8,10 @@
 // beta * C for every edge of the block (rows 1..8, cols 1..32), every
 // number of k steps, and every epilogue (beta 0 never reading C, beta 1,
 // another beta), writing nothing outside the block: each checked against
-// a float64 reference.
+// a float64 reference. The dot products of one-row products
+// (tra_exec_dots_f32_*, b in f32, f16 or bf16, one or several rows)
+// likewise, for every length around their 64-lane steps, reading nothing
+// past the end of b.
 //
 //===----------------------------------------------------------------------===//
 
@@ -19,9 +22,12 @@
 #include <gtest/gtest.h>
 
 #include <dlfcn.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <vector>
 
@@ -33,13 +39,15 @@ using KernelFn = void (*)(int64_t, TraExecMemRefF32 *, TraExecMemRefF32 *,
                           TraExecMemRefF32 *, int64_t, int64_t, int64_t, float,
                           float);
 
-/// The kernel defined by the compiled program (loaded once, never closed).
-KernelFn programKernel() {
+/// The symbol `name` of the compiled program (loaded once, never closed).
+void *programSymbol(const char *name) {
   static void *handle = dlopen(TRA_KV_STEP_LIBRARY, RTLD_NOW | RTLD_LOCAL);
-  if (!handle)
-    return nullptr;
+  return handle ? dlsym(handle, name) : nullptr;
+}
+
+KernelFn programKernel() {
   return reinterpret_cast<KernelFn>(
-      dlsym(handle, "_mlir_ciface_tra_exec_microkernel_f32_8x32"));
+      programSymbol("_mlir_ciface_tra_exec_microkernel_f32_8x32"));
 }
 
 using tra::exec::testing::values;
@@ -125,6 +133,118 @@ TEST(GeneratedMicrokernel, EveryEpilogueMatchesFloat64) {
         check(kernel, {kc, kMR, kNR, alpha, beta});
         check(kernel, {kc, 5, 20, alpha, beta});
       }
+}
+
+using DotsF32Fn = void (*)(int64_t, int64_t, TraExecMemRefF32 *,
+                           TraExecMemRefF32 *, int64_t, TraExecMemRefF32 *);
+using Dots16Fn = void (*)(int64_t, int64_t, TraExecMemRefF32 *,
+                          TraExecMemRefU16 *, int64_t, TraExecMemRefF32 *);
+
+/// Multiples of 1/64 in [-1, 1): exact in f16 and bf16.
+float exactValue(size_t i, unsigned seed) {
+  return float(int((i * 2654435761u + seed * 40503u) % 128) - 64) / 64.0f;
+}
+
+uint16_t toBF16(float v) {
+  uint32_t bits;
+  std::memcpy(&bits, &v, sizeof bits);
+  return uint16_t(bits >> 16);
+}
+
+/// IEEE half bits of `v`, a multiple of 1/64 in [-1, 1) (normal or zero).
+uint16_t toF16(float v) {
+  uint32_t bits;
+  std::memcpy(&bits, &v, sizeof bits);
+  uint16_t sign = uint16_t((bits >> 16) & 0x8000);
+  if ((bits & 0x7fffffff) == 0)
+    return sign;
+  int exponent = int((bits >> 23) & 0xff) - 127 + 15;
+  return uint16_t(sign | (exponent << 10) | ((bits >> 13) & 0x3ff));
+}
+
+/// `count` elements of `bytes` each placed so that they end right before
+/// a page that may not be read: a kernel that reads past them faults.
+struct GuardedBuffer {
+  size_t mapped = 0;
+  char *base = nullptr;
+  void *data = nullptr;
+  GuardedBuffer(size_t count, size_t bytes) {
+    size_t page = size_t(sysconf(_SC_PAGESIZE));
+    size_t size = (count * bytes + page - 1) / page * page;
+    mapped = size + page;
+    void *map = mmap(nullptr, mapped, PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (map == MAP_FAILED)
+      return;
+    base = static_cast<char *>(map);
+    mprotect(base + size, page, PROT_NONE);
+    data = base + size - count * bytes;
+  }
+  ~GuardedBuffer() {
+    if (base)
+      munmap(base, mapped);
+  }
+};
+
+TEST(GeneratedDots, EveryLengthAndTypeMatchesFloat64) {
+  auto f32 = reinterpret_cast<DotsF32Fn>(
+      programSymbol("_mlir_ciface_tra_exec_dots_f32_f32"));
+  auto f16 = reinterpret_cast<Dots16Fn>(
+      programSymbol("_mlir_ciface_tra_exec_dots_f32_f16"));
+  auto bf16 = reinterpret_cast<Dots16Fn>(
+      programSymbol("_mlir_ciface_tra_exec_dots_f32_bf16"));
+  ASSERT_NE(f32, nullptr);
+  ASSERT_NE(f16, nullptr);
+  ASSERT_NE(bf16, nullptr);
+  for (int64_t k : {0, 1, 15, 16, 63, 64, 65, 127, 768, 2048 + 7})
+    for (int64_t rows : {1, 3}) {
+      SCOPED_TRACE(::testing::Message() << "k " << k << " rows " << rows);
+      // Rows ldb apart, the last one ending at the guard page.
+      const int64_t ldb = k + 5, span = (rows - 1) * ldb + k;
+      std::vector<float> a(size_t(k) + 1);
+      for (size_t i = 0; i < a.size(); ++i)
+        a[i] = exactValue(i, 1);
+      GuardedBuffer b32(size_t(span), 4), b16(size_t(span), 2),
+          bb16(size_t(span), 2);
+      ASSERT_NE(b32.data, nullptr);
+      ASSERT_NE(b16.data, nullptr);
+      ASSERT_NE(bb16.data, nullptr);
+      auto *w32 = static_cast<float *>(b32.data);
+      auto *w16 = static_cast<uint16_t *>(b16.data);
+      auto *wb16 = static_cast<uint16_t *>(bb16.data);
+      for (int64_t i = 0; i < span; ++i) {
+        w32[i] = exactValue(size_t(i), 2);
+        w16[i] = toF16(w32[i]);
+        wb16[i] = toBF16(w32[i]);
+      }
+      TraExecMemRefF32 av{a.data(), a.data(), 0, k, 1};
+      std::vector<float> got32(size_t(rows) + 1, 7.0f), got16 = got32,
+                                                        gotb16 = got32;
+      TraExecMemRefF32 bv{w32, w32, 0, span, 1};
+      TraExecMemRefU16 hv{w16, w16, 0, span, 1}, bhv{wb16, wb16, 0, span, 1};
+      TraExecMemRefF32 o32 = view(got32), o16 = view(got16),
+                       ob16 = view(gotb16);
+      f32(rows, k, &av, &bv, ldb, &o32);
+      f16(rows, k, &av, &hv, ldb, &o16);
+      bf16(rows, k, &av, &bhv, ldb, &ob16);
+      for (int64_t r = 0; r < rows; ++r) {
+        double expected = 0.0, magnitude = 0.0;
+        for (int64_t i = 0; i < k; ++i) {
+          double term = double(a[size_t(i)]) * w32[r * ldb + i];
+          expected += term;
+          magnitude += std::fabs(term);
+        }
+        // Exact products (multiples of 1/4096); f32 sums in any order.
+        const double tolerance = 1e-6 * magnitude + 1e-7;
+        EXPECT_NEAR(got32[size_t(r)], expected, tolerance) << "f32 row " << r;
+        EXPECT_NEAR(got16[size_t(r)], expected, tolerance) << "f16 row " << r;
+        EXPECT_NEAR(gotb16[size_t(r)], expected, tolerance) << "bf16 row " << r;
+      }
+      // Nothing written past the rows.
+      EXPECT_EQ(got32[size_t(rows)], 7.0f);
+      EXPECT_EQ(got16[size_t(rows)], 7.0f);
+      EXPECT_EQ(gotb16[size_t(rows)], 7.0f);
+    }
 }
 
 } // namespace

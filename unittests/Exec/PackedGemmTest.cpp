@@ -127,14 +127,20 @@ TEST(PackedGemm, NoProductScalesC) {
 
 TEST(PackedGemm, RunsTheBuiltinKernelWithoutAProgram) {
   // This binary links the runtime without a compiled program, so no
-  // generated micro-kernel (MicrokernelTest.cpp tests that one): the
-  // runtime's own runs, even when the generated one is asked for.
+  // generated kernels (MicrokernelTest.cpp tests those): the runtime's own
+  // run, even when the generated ones are asked for.
   const std::string expected = packedGemmAvailable() ? "builtin" : "none";
   EXPECT_EQ(std::string(tra_exec_microkernel()), expected);
   tra_exec_use_generated_kernels(1);
   EXPECT_EQ(std::string(tra_exec_microkernel()), expected);
   tra_exec_use_generated_kernels(0);
   EXPECT_EQ(std::string(tra_exec_microkernel()), expected);
+  // The dot products likewise: the runtime's AVX-512 or AVX2 ones.
+  const std::string dots = tra_exec_dot_kernels();
+  EXPECT_TRUE(dots == "builtin" || dots == "none") << dots;
+  if (packedGemmAvailable())
+    EXPECT_EQ(dots, "builtin");
+  tra_exec_use_generated_kernels(1);
 }
 
 } // namespace

@@ -164,37 +164,47 @@ def ConvertLinalgToBLASPass
 
 def EmitCPUMicrokernelsPass
     : Pass<"tra-emit-cpu-microkernels", "::mlir::ModuleOp"> {
-  let summary = "Generate the CPU runtime's GEMM micro-kernel with the vector dialect";
+  let summary = "Generate the CPU runtime's product kernels with the vector dialect";
   let description = [{
-    The CPU runtime multiplies the products that `tra-linalg-to-blas` hands
+    The CPU runtime computes the products that `tra-linalg-to-blas` hands
     it (`tra_exec_sgemm`, `tra_exec_gemm_mixed`, `tra_exec_gemm_q8`) with its
-    own packed GEMM (the BLIS scheme: A and B copied into panels, then a
-    register-blocked micro-kernel over each pair of slivers). In a module
-    that calls one of them, this pass defines that micro-kernel,
-    `tra_exec_microkernel_f32_8x32`, so that it is compiled for the
-    program's target CPU with the rest of the program; the runtime calls
-    it (runtime/exec/ABI.h) and keeps its own AVX-512 one only for programs
-    without it.
+    own kernels: a packed GEMM (the BLIS scheme: A and B copied into panels,
+    then a register-blocked micro-kernel over each pair of slivers) for
+    several rows, and dot products for one row (a decoding step's
+    projections). In a module that calls one of those functions, this pass
+    defines the kernels with the vector dialect, so that LLVM compiles them
+    for the program's target CPU with the rest of the program; the runtime
+    calls them (`runtime/exec/ABI.h`) and keeps its own intrinsics kernels
+    only for programs without them.
 
-    The kernel computes an 8 x 32 block of C from a packed A sliver
-    (`pa[p * 8 + r]`) and a packed B sliver (`pb[p * 32 + j]`) over `kc`
-    steps: per step one `vector.outerproduct` of an 8-element and a
-    32-element `vector.load` into a `vector<8x32xf32>` accumulator, which
-    the vector lowering turns into eight broadcasts and eight 32-wide
-    fused multiply-adds (two 16-lane AVX-512 FMAs each where the target has
-    AVX-512, narrower ones elsewhere). Its epilogue writes the first `rows`
-    rows and `cols` columns of `alpha * sums + beta * C` (C at
-    `c[r * ldc + j]`, read only when `beta` is not 0) with masked loads and
-    stores.
+    `tra_exec_microkernel_f32_8x32` computes an 8 x 32 block of C from a
+    packed A sliver (`pa[p * 8 + r]`) and a packed B sliver
+    (`pb[p * 32 + j]`) over `kc` steps: per step one `vector.outerproduct`
+    of an 8-element and a 32-element `vector.load` into a
+    `vector<8x32xf32>` accumulator, which the vector lowering turns into
+    eight broadcasts and eight 32-lane fused multiply-adds (two 16-lane
+    AVX-512 FMAs each where the target has AVX-512, narrower ones
+    elsewhere). Its epilogue writes the first `rows` rows and `cols` columns
+    of `alpha * sums + beta * C` (C at `c[r * ldc + j]`, read only when
+    `beta` is not 0) with masked loads and stores.
+
+    `tra_exec_dots_f32_{f32,f16,bf16}` compute `out[j] = sum_i a[i] *
+    b[j * ldb + i]` for `j < rows`, `i < k`: per row, steps of 64 lanes
+    (`vector.load` of b, `arith.extf` of a 16-bit b, `vector.fma` into a
+    `vector<64xf32>`: four AVX-512 accumulators), one masked step for the
+    last `k % 64` elements, and a `vector.reduction` that may reassociate.
 
     ```mlir
     func.func @tra_exec_microkernel_f32_8x32(%kc: index, %pa: memref<?xf32>,
         %pb: memref<?xf32>, %c: memref<?xf32>, %ldc: index, %rows: index,
         %cols: index, %alpha: f32, %beta: f32)
         attributes {llvm.emit_c_interface}
+    func.func @tra_exec_dots_f32_f16(%rows: index, %k: index,
+        %a: memref<?xf32>, %b: memref<?xf16>, %ldb: index,
+        %out: memref<?xf32>) attributes {llvm.emit_c_interface}
     ```
 
-    A module that defines the kernel keeps its definition, a declaration of
+    A module that defines a kernel keeps its definition, a declaration of
     it gets the body; a symbol of that name of another kind or type is an
     error.
   }];

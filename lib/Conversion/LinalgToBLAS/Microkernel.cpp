@@ -1,12 +1,14 @@
-//===- Microkernel.cpp - The CPU runtime's GEMM micro-kernel --------------===//
+//===- Microkernel.cpp - The CPU runtime's product kernels ----------------===//
 //
 // tra-emit-cpu-microkernels (Passes.td): in a module that calls the CPU
-// runtime's products, defines the micro-kernel of the runtime's packed GEMM
-// (runtime/exec/PackedGemm.cpp) with the vector dialect, so that LLVM
-// compiles it for the program's target CPU: a `vector.outerproduct` per step
-// of k into a vector<8x32xf32> accumulator, then a masked epilogue. The
-// layout of the packed slivers and the meaning of the arguments are the
-// runtime's (ABI.h, tra_exec_microkernel_f32_8x32).
+// runtime's products, defines the kernels of those products with the
+// vector dialect, so that LLVM compiles them for the program's target CPU:
+// the packed GEMM's micro-kernel (runtime/exec/PackedGemm.cpp), a
+// `vector.outerproduct` per step of k into a vector<8x32xf32> accumulator
+// and a masked epilogue, and the dot products of one-row products
+// (runtime/exec/Gemv.cpp), 64-lane FMA steps of widened weights and a
+// masked last step. The layouts and the meaning of the arguments are the
+// runtime's (ABI.h, tra_exec_microkernel_f32_8x32, tra_exec_dots_f32_*).
 //
 //===----------------------------------------------------------------------===//
 
@@ -120,41 +122,151 @@ static void buildMicrokernel(func::FuncOp func) {
   func::ReturnOp::create(b, loc);
 }
 
+/// The dot products kernel's type for B elements of `element`: (rows, k,
+/// a, b, ldb, out).
+static FunctionType getDotsType(Type element) {
+  MLIRContext *context = element.getContext();
+  Builder b(context);
+  Type index = b.getIndexType(), f32 = b.getF32Type();
+  auto floats = MemRefType::get({ShapedType::kDynamic}, f32);
+  return b.getFunctionType({index, index, floats,
+                            MemRefType::get({ShapedType::kDynamic}, element),
+                            index, floats},
+                           {});
+}
+
+/// The lanes of one step of a dot product: four 16-lane AVX-512
+/// accumulators (the FMA latency hidden), eight AVX2 ones.
+static constexpr int64_t kDotLanes = 64;
+
+/// Writes the body of a dot products kernel into `func`: out[j] = sum over
+/// i < k of a[i] * b[j * ldb + i] for j < rows, a in f32, b in the
+/// function's element type widened with arith.extf, each sum in f32 in any
+/// order.
+static void buildDots(func::FuncOp func) {
+  Location loc = func.getLoc();
+  Block *entry = func.addEntryBlock();
+  auto b = OpBuilder::atBlockBegin(entry);
+  Value rows = entry->getArgument(0), k = entry->getArgument(1),
+        a = entry->getArgument(2), bBuffer = entry->getArgument(3),
+        ldb = entry->getArgument(4), out = entry->getArgument(5);
+  Type f32 = b.getF32Type();
+  Type element = cast<MemRefType>(bBuffer.getType()).getElementType();
+  auto wideType = VectorType::get({kDotLanes}, f32);
+  auto narrowType = VectorType::get({kDotLanes}, element);
+  auto maskType = VectorType::get({kDotLanes}, b.getI1Type());
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  Value lanes = arith::ConstantIndexOp::create(b, loc, kDotLanes);
+  Value tail = arith::RemUIOp::create(b, loc, k, lanes);
+  Value mainEnd = arith::SubIOp::create(b, loc, k, tail);
+  Value hasTail =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, tail, zero);
+  Value zeros = arith::ConstantOp::create(
+      b, loc, DenseElementsAttr::get(wideType, b.getF32FloatAttr(0.0f)));
+  Value narrowZeros = arith::ConstantOp::create(
+      b, loc, DenseElementsAttr::get(narrowType, b.getZeroAttr(element)));
+  Value mask = vector::CreateMaskOp::create(b, loc, maskType, ValueRange{tail});
+  auto widen = [&](OpBuilder &nb, Location nloc, Value v) -> Value {
+    return element.isF32() ? v : arith::ExtFOp::create(nb, nloc, wideType, v);
+  };
+  scf::ForOp::create(
+      b, loc, zero, rows, one, ValueRange{},
+      [&](OpBuilder &rb, Location rloc, Value j, ValueRange) {
+        Value base = arith::MulIOp::create(rb, rloc, j, ldb);
+        // Whole steps of kDotLanes elements.
+        auto loop = scf::ForOp::create(
+            rb, rloc, zero, mainEnd, lanes, ValueRange{zeros},
+            [&](OpBuilder &nb, Location nloc, Value i, ValueRange iterArgs) {
+              Value at = arith::AddIOp::create(nb, nloc, base, i);
+              Value av = vector::LoadOp::create(nb, nloc, wideType, a, i);
+              Value bv =
+                  vector::LoadOp::create(nb, nloc, narrowType, bBuffer, at);
+              Value sum = vector::FMAOp::create(
+                  nb, nloc, av, widen(nb, nloc, bv), iterArgs[0]);
+              scf::YieldOp::create(nb, nloc, sum);
+            });
+        // The last k % kDotLanes elements, through masked loads (lanes
+        // past k read nothing).
+        auto withTail = scf::IfOp::create(
+            rb, rloc, hasTail,
+            [&](OpBuilder &tb, Location tloc) {
+              Value at = arith::AddIOp::create(tb, tloc, base, mainEnd);
+              Value av = vector::MaskedLoadOp::create(
+                  tb, tloc, wideType, a, ValueRange{mainEnd}, mask, zeros);
+              Value bv = vector::MaskedLoadOp::create(tb, tloc, narrowType,
+                                                      bBuffer, ValueRange{at},
+                                                      mask, narrowZeros);
+              Value sum = vector::FMAOp::create(
+                  tb, tloc, av, widen(tb, tloc, bv), loop.getResult(0));
+              scf::YieldOp::create(tb, tloc, sum);
+            },
+            [&](OpBuilder &eb, Location eloc) {
+              scf::YieldOp::create(eb, eloc, loop.getResult(0));
+            });
+        // In any order: a tree of vector adds, not 64 dependent scalar
+        // ones.
+        Value sum = vector::ReductionOp::create(
+            rb, rloc, vector::CombiningKind::ADD, withTail.getResult(0),
+            /*acc=*/Value(), arith::FastMathFlags::reassoc);
+        memref::StoreOp::create(rb, rloc, sum, out, ValueRange{j});
+        scf::YieldOp::create(rb, rloc);
+      });
+  func::ReturnOp::create(b, loc);
+}
+
 namespace {
+/// One kernel the pass defines.
+struct Kernel {
+  StringRef name;
+  FunctionType type;
+  void (*build)(func::FuncOp);
+};
+
+/// Defines `kernel` in `module` unless it is defined already (a declaration
+/// gets the body); fails with a diagnostic if the name is taken by
+/// something else.
+LogicalResult defineKernel(ModuleOp module, const Kernel &kernel) {
+  if (Operation *existing = SymbolTable::lookupSymbolIn(module, kernel.name)) {
+    auto func = dyn_cast<func::FuncOp>(existing);
+    if (!func || func.getFunctionType() != kernel.type)
+      return existing->emitError("symbol '")
+             << kernel.name << "' is reserved for a kernel of the runtime";
+    if (!func.isExternal())
+      return success();
+    func.setPublic();
+    func->setAttr(LLVM::LLVMDialect::getEmitCWrapperAttrName(),
+                  UnitAttr::get(module.getContext()));
+    kernel.build(func);
+    return success();
+  }
+  auto b = OpBuilder::atBlockEnd(module.getBody());
+  auto func =
+      func::FuncOp::create(b, module.getLoc(), kernel.name, kernel.type);
+  func->setAttr(LLVM::LLVMDialect::getEmitCWrapperAttrName(), b.getUnitAttr());
+  kernel.build(func);
+  return success();
+}
+
 struct EmitCPUMicrokernelsPass
     : tra::impl::EmitCPUMicrokernelsPassBase<EmitCPUMicrokernelsPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    if (Operation *existing =
-            SymbolTable::lookupSymbolIn(module, kMicrokernelName)) {
-      auto func = dyn_cast<func::FuncOp>(existing);
-      if (!func ||
-          func.getFunctionType() != getMicrokernelType(&getContext())) {
-        existing->emitError("symbol '")
-            << kMicrokernelName
-            << "' is reserved for the runtime's GEMM micro-kernel";
-        return signalPassFailure();
-      }
-      // A declaration gets the body; a definition stays as it is.
-      if (func.isExternal()) {
-        func.setPublic();
-        func->setAttr(LLVM::LLVMDialect::getEmitCWrapperAttrName(),
-                      UnitAttr::get(&getContext()));
-        buildMicrokernel(func);
-      }
-      return;
-    }
     bool callsProducts = llvm::any_of(kProductFunctions, [&](StringRef name) {
       return SymbolTable::lookupSymbolIn(module, name) != nullptr;
     });
     if (!callsProducts)
       return;
-    auto b = OpBuilder::atBlockEnd(module.getBody());
-    auto func = func::FuncOp::create(b, module.getLoc(), kMicrokernelName,
-                                     getMicrokernelType(&getContext()));
-    func->setAttr(LLVM::LLVMDialect::getEmitCWrapperAttrName(),
-                  b.getUnitAttr());
-    buildMicrokernel(func);
+    MLIRContext *context = &getContext();
+    Builder b(context);
+    const Kernel kernels[] = {
+        {kMicrokernelName, getMicrokernelType(context), buildMicrokernel},
+        {"tra_exec_dots_f32_f32", getDotsType(b.getF32Type()), buildDots},
+        {"tra_exec_dots_f32_f16", getDotsType(b.getF16Type()), buildDots},
+        {"tra_exec_dots_f32_bf16", getDotsType(b.getBF16Type()), buildDots}};
+    for (const Kernel &kernel : kernels)
+      if (failed(defineKernel(module, kernel)))
+        return signalPassFailure();
   }
 };
 } // namespace

@@ -222,6 +222,14 @@ typedef struct TraExecMemRefF32 {
   int64_t size;
   int64_t stride;
 } TraExecMemRefF32;
+/** The same for 16-bit elements (f16 or bf16 bits). */
+typedef struct TraExecMemRefU16 {
+  uint16_t *allocated;
+  uint16_t *aligned;
+  int64_t offset;
+  int64_t size;
+  int64_t stride;
+} TraExecMemRefU16;
 
 /**
  * The micro-kernel of the runtime's packed GEMM, which a compiled program
@@ -233,19 +241,44 @@ typedef struct TraExecMemRefF32 {
  * for r < rows (at most 8) and j < cols (at most 32); C is read only when
  * beta is not 0. The runtime references it weakly: in a program without it
  * (or after tra_exec_use_generated_kernels(0)) its own AVX-512 kernel runs.
+ * (ciface: MLIR's C interface of the generated function.)
  */
 void _mlir_ciface_tra_exec_microkernel_f32_8x32(
     int64_t kc, TraExecMemRefF32 *pa, TraExecMemRefF32 *pb,
     TraExecMemRefF32 *c, int64_t ldc, int64_t rows, int64_t cols,
     float alpha, float beta);
 
-/** Whether the packed GEMM calls the compiled micro-kernel above where the
- * program has one (1, the default) or the runtime's own (0). */
+/**
+ * The dot products of one-row products (a decoding step's projections),
+ * which a compiled program that calls the products above defines too:
+ *   out[j] = sum over i < k of a[i] * b[j * ldb + i]   for j < rows,
+ * b in f32, f16 or bf16 (widened in registers), each sum in f32 in any
+ * order. Referenced weakly like the micro-kernel.
+ */
+void _mlir_ciface_tra_exec_dots_f32_f32(int64_t rows, int64_t k,
+                                        TraExecMemRefF32 *a,
+                                        TraExecMemRefF32 *b, int64_t ldb,
+                                        TraExecMemRefF32 *out);
+void _mlir_ciface_tra_exec_dots_f32_f16(int64_t rows, int64_t k,
+                                        TraExecMemRefF32 *a,
+                                        TraExecMemRefU16 *b, int64_t ldb,
+                                        TraExecMemRefF32 *out);
+void _mlir_ciface_tra_exec_dots_f32_bf16(int64_t rows, int64_t k,
+                                         TraExecMemRefF32 *a,
+                                         TraExecMemRefU16 *b, int64_t ldb,
+                                         TraExecMemRefF32 *out);
+
+/** Whether the runtime calls the compiled kernels above where the program
+ * has them (1, the default) or its own (0). */
 void tra_exec_use_generated_kernels(int64_t use);
 /** Which micro-kernel the packed GEMM runs: "generated" (the program's),
  * "builtin" (the runtime's AVX-512 one) or "none" (no packed GEMM on this
  * CPU: OpenBLAS and the generated loops take the products). */
 const char *tra_exec_microkernel(void);
+/** Which dot products one-row products run: "generated" (the program's),
+ * "builtin" (the runtime's AVX-512 or AVX2 ones) or "none" (a scalar
+ * loop, or OpenBLAS: the CPU has neither). */
+const char *tra_exec_dot_kernels(void);
 
 /** Sets the number of threads BLAS calls and the OpenMP loops of compiled
  * code use (at least 1). */
