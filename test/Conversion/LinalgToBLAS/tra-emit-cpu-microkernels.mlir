@@ -31,17 +31,17 @@ func.func private @tra_exec_sgemm(i64, i64, i64, i64, i64, i64, f32, !llvm.ptr, 
 // CHECK:         return
 
 // The dot products of one-row products, one kernel per element type of b:
-// 64-lane steps of a widened b, a masked step for the last k % 64, one
+// 32-lane steps of a widened b, a masked step for the last k % 32, one
 // reassociating reduction per row.
 
 // CHECK-LABEL: func.func @tra_exec_dots_f32_f32(
 // CHECK-SAME:      %[[ROWS:[^:]+]]: index, %[[K:[^:]+]]: index, %[[A:[^:]+]]: memref<?xf32>, %[[B:[^:]+]]: memref<?xf32>,
 // CHECK-SAME:      %[[LDB:[^:]+]]: index, %[[OUT:[^:]+]]: memref<?xf32>) attributes {llvm.emit_c_interface}
 // CHECK:         %[[TAIL:.+]] = arith.remui %[[K]], %[[LANES:.+]] : index
-// CHECK:         %[[MASK:.+]] = vector.create_mask %[[TAIL]] : vector<64xi1>
+// CHECK:         %[[MASK:.+]] = vector.create_mask %[[TAIL]] : vector<32xi1>
 // CHECK:         scf.for %[[J:.+]] = %{{.+}} to %[[ROWS]]
 // CHECK:           arith.muli %[[J]], %[[LDB]] : index
-// CHECK:           scf.for {{.+}} iter_args({{.+}}) -> (vector<64xf32>)
+// CHECK:           scf.for {{.+}} iter_args({{.+}}) -> (vector<32xf32>)
 // CHECK:             vector.load %[[A]]
 // CHECK:             vector.load %[[B]]
 // CHECK-NOT:         arith.extf
@@ -49,17 +49,17 @@ func.func private @tra_exec_sgemm(i64, i64, i64, i64, i64, i64, f32, !llvm.ptr, 
 // CHECK:           scf.if
 // CHECK:             vector.maskedload %[[A]]{{.+}}, %[[MASK]]
 // CHECK:             vector.maskedload %[[B]]{{.+}}, %[[MASK]]
-// CHECK:           vector.reduction <add>, %{{.+}} fastmath<reassoc> : vector<64xf32> into f32
+// CHECK:           vector.reduction <add>, %{{.+}} fastmath<reassoc> : vector<32xf32> into f32
 // CHECK:           memref.store %{{.+}}, %[[OUT]][%[[J]]]
 
 // CHECK-LABEL: func.func @tra_exec_dots_f32_f16(
 // CHECK-SAME:      memref<?xf16>
-// CHECK:             vector.load %{{.+}} : memref<?xf16>, vector<64xf16>
-// CHECK-NEXT:        arith.extf %{{.+}} : vector<64xf16> to vector<64xf32>
+// CHECK:             vector.load %{{.+}} : memref<?xf16>, vector<32xf16>
+// CHECK-NEXT:        arith.extf %{{.+}} : vector<32xf16> to vector<32xf32>
 
 // CHECK-LABEL: func.func @tra_exec_dots_f32_bf16(
 // CHECK-SAME:      memref<?xbf16>
-// CHECK:             arith.extf %{{.+}} : vector<64xbf16> to vector<64xf32>
+// CHECK:             arith.extf %{{.+}} : vector<32xbf16> to vector<32xf32>
 
 // Run twice, the pass keeps the one definition.
 // TWICE-COUNT-1: func.func @tra_exec_microkernel_f32_8x32

@@ -5,7 +5,7 @@
 // a multiple of the 32-column sliver), k = 300 (a second block of k after
 // the first 256); B as stored (c) and transposed (d, a weight in Meta's
 // layout). e: one row (a decoding step's projection, one dot product per
-// output, 300 = 4 x 64 + 44 elements: a masked tail).
+// output, 300 = 9 x 32 + 12 elements: a masked tail).
 func.func @main(%a: tensor<45x300xf32> {tra.name = "a"},
                 %b: tensor<300x99xf32> {tra.name = "b"},
                 %w: tensor<99x300xf32> {tra.name = "w"},
