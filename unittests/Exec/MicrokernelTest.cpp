@@ -11,12 +11,16 @@
 // a float64 reference. The dot products of one-row products
 // (tra_exec_dots_f32_*, b in f32, f16 or bf16, one or several rows)
 // likewise, for every length around their 32-lane steps, reading nothing
-// past the end of b.
+// past the end of b. Then the runtime (linked into this binary, whose
+// kernel symbols forward to the program's) with those kernels: the packed
+// GEMM and the one-row products with every epilogue, against float64.
 //
 //===----------------------------------------------------------------------===//
 
 #include "tra/Exec/ABI.h"
 
+#include "Gemv.h"
+#include "PackedGemm.h"
 #include "TestValues.h"
 
 #include <gtest/gtest.h>
@@ -25,10 +29,13 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <string>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -247,4 +254,126 @@ TEST(GeneratedDots, EveryLengthAndTypeMatchesFloat64) {
     }
 }
 
+/// float64 C = alpha * A B^T + beta * C0 for A m x k, B (as floats) n x k.
+std::vector<double> reference(int64_t m, int64_t n, int64_t k, float alpha,
+                              const std::vector<float> &a,
+                              const std::vector<float> &b, float beta,
+                              const std::vector<float> &c0) {
+  std::vector<double> c(size_t(m * n));
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      double sum = 0.0;
+      for (int64_t p = 0; p < k; ++p)
+        sum += double(a[size_t(i * k + p)]) * b[size_t(j * k + p)];
+      c[size_t(i * n + j)] =
+          alpha * sum +
+          (beta == 0.0f ? 0.0 : double(beta) * c0[size_t(i * n + j)]);
+    }
+  return c;
+}
+
+TEST(RuntimeWithProgramKernels, ReportsThem) {
+  EXPECT_EQ(std::string(tra_exec_microkernel()),
+            tra::exec::packedGemmAvailable() ? "generated" : "none");
+  EXPECT_EQ(std::string(tra_exec_dot_kernels()), "generated");
+}
+
+TEST(RuntimeWithProgramKernels, OneRowProductsMatchFloat64) {
+  // 300 rows: several pieces of the balanced split, and more than the 64
+  // rows the scaled path computes at a time; k = 300: a masked last step.
+  const int64_t n = 300, k = 300;
+  std::vector<float> a(static_cast<size_t>(k)), b(static_cast<size_t>(n * k));
+  for (size_t i = 0; i < a.size(); ++i)
+    a[i] = exactValue(i, 3);
+  for (size_t i = 0; i < b.size(); ++i)
+    b[i] = exactValue(i, 4);
+  std::vector<uint16_t> b16(b.size()), bb16(b.size());
+  for (size_t i = 0; i < b.size(); ++i) {
+    b16[i] = toF16(b[i]);
+    bb16[i] = toBF16(b[i]);
+  }
+  const std::vector<float> c0 = values(size_t(n), 5);
+  for (auto [alpha, beta] :
+       {std::pair{1.0f, 0.0f}, std::pair{0.5f, 0.25f}, std::pair{1.0f, 1.0f}})
+    for (int64_t type : {int64_t(TRA_EXEC_F32), int64_t(TRA_EXEC_F16),
+                         int64_t(TRA_EXEC_BF16)}) {
+      SCOPED_TRACE(::testing::Message() << "type " << type << " alpha " << alpha
+                                        << " beta " << beta);
+      const void *data =
+          type == TRA_EXEC_F32   ? static_cast<const void *>(b.data())
+          : type == TRA_EXEC_F16 ? static_cast<const void *>(b16.data())
+                                 : static_cast<const void *>(bb16.data());
+      std::vector<float> c = c0;
+      if (beta == 0.0f)
+        std::fill(c.begin(), c.end(), std::numeric_limits<float>::quiet_NaN());
+      tra::exec::gemvRow(type, /*transB=*/true, n, k, alpha, a.data(), data, k,
+                         beta, c.data());
+      std::vector<double> want = reference(1, n, k, alpha, a, b, beta, c0);
+      for (int64_t j = 0; j < n; ++j)
+        ASSERT_NEAR(c[size_t(j)], want[size_t(j)], 1e-5) << "row " << j;
+    }
+}
+
+TEST(RuntimeWithProgramKernels, PackedGemmMatchesFloat64) {
+  if (!tra::exec::packedGemmAvailable())
+    GTEST_SKIP() << "no AVX-512 on this CPU";
+  // 45 x 99 x 600: row, column and k edges, three blocks of k.
+  const int64_t m = 45, n = 99, k = 600;
+  std::vector<float> a(static_cast<size_t>(m * k)),
+      b(static_cast<size_t>(n * k));
+  for (size_t i = 0; i < a.size(); ++i)
+    a[i] = exactValue(i, 6);
+  for (size_t i = 0; i < b.size(); ++i)
+    b[i] = exactValue(i, 7);
+  const std::vector<float> c0 = values(size_t(m * n), 8);
+  for (auto [alpha, beta] : {std::pair{1.0f, 0.0f}, std::pair{-0.5f, 0.75f}}) {
+    SCOPED_TRACE(::testing::Message() << "alpha " << alpha << " beta " << beta);
+    std::vector<float> c = c0;
+    tra::exec::packedGemm(tra::exec::GemmBType::F32, false, true, m, n, k,
+                          alpha, a.data(), k, b.data(), k, beta, c.data(), n);
+    std::vector<double> want = reference(m, n, k, alpha, a, b, beta, c0);
+    for (size_t i = 0; i < c.size(); ++i)
+      ASSERT_NEAR(c[i], want[i], 1e-5) << "element " << i;
+  }
+}
+
 } // namespace
+
+// The runtime linked into this binary references the kernels weakly; these
+// definitions hand it the compiled program's.
+extern "C" void _mlir_ciface_tra_exec_microkernel_f32_8x32(
+    int64_t kc, TraExecMemRefF32 *pa, TraExecMemRefF32 *pb, TraExecMemRefF32 *c,
+    int64_t ldc, int64_t rows, int64_t cols, float alpha, float beta) {
+  static const KernelFn kernel = programKernel();
+  kernel(kc, pa, pb, c, ldc, rows, cols, alpha, beta);
+}
+
+extern "C" void _mlir_ciface_tra_exec_dots_f32_f32(int64_t rows, int64_t k,
+                                                   TraExecMemRefF32 *a,
+                                                   TraExecMemRefF32 *b,
+                                                   int64_t ldb,
+                                                   TraExecMemRefF32 *out) {
+  static const auto kernel = reinterpret_cast<DotsF32Fn>(
+      programSymbol("_mlir_ciface_tra_exec_dots_f32_f32"));
+  kernel(rows, k, a, b, ldb, out);
+}
+
+extern "C" void _mlir_ciface_tra_exec_dots_f32_f16(int64_t rows, int64_t k,
+                                                   TraExecMemRefF32 *a,
+                                                   TraExecMemRefU16 *b,
+                                                   int64_t ldb,
+                                                   TraExecMemRefF32 *out) {
+  static const auto kernel = reinterpret_cast<Dots16Fn>(
+      programSymbol("_mlir_ciface_tra_exec_dots_f32_f16"));
+  kernel(rows, k, a, b, ldb, out);
+}
+
+extern "C" void _mlir_ciface_tra_exec_dots_f32_bf16(int64_t rows, int64_t k,
+                                                    TraExecMemRefF32 *a,
+                                                    TraExecMemRefU16 *b,
+                                                    int64_t ldb,
+                                                    TraExecMemRefF32 *out) {
+  static const auto kernel = reinterpret_cast<Dots16Fn>(
+      programSymbol("_mlir_ciface_tra_exec_dots_f32_bf16"));
+  kernel(rows, k, a, b, ldb, out);
+}
