@@ -16,27 +16,11 @@
 
 #include <cstdint>
 
-extern "C" {
-void _mlir_ciface_tra_exec_microkernel_f32_8x32(
-    int64_t kc, TraExecMemRefF32 *pa, TraExecMemRefF32 *pb, TraExecMemRefF32 *c,
-    int64_t ldc, int64_t rows, int64_t cols, float alpha, float beta)
-    __attribute__((weak));
-void _mlir_ciface_tra_exec_dots_f32_f32(int64_t rows, int64_t k,
-                                        TraExecMemRefF32 *a,
-                                        TraExecMemRefF32 *b, int64_t ldb,
-                                        TraExecMemRefF32 *out)
-    __attribute__((weak));
-void _mlir_ciface_tra_exec_dots_f32_f16(int64_t rows, int64_t k,
-                                        TraExecMemRefF32 *a,
-                                        TraExecMemRefU16 *b, int64_t ldb,
-                                        TraExecMemRefF32 *out)
-    __attribute__((weak));
-void _mlir_ciface_tra_exec_dots_f32_bf16(int64_t rows, int64_t k,
-                                         TraExecMemRefF32 *a,
-                                         TraExecMemRefU16 *b, int64_t ldb,
-                                         TraExecMemRefF32 *out)
-    __attribute__((weak));
-}
+// ABI.h declares them; the runtime's references are weak.
+#pragma weak _mlir_ciface_tra_exec_microkernel_f32_8x32
+#pragma weak _mlir_ciface_tra_exec_dots_f32_f32
+#pragma weak _mlir_ciface_tra_exec_dots_f32_f16
+#pragma weak _mlir_ciface_tra_exec_dots_f32_bf16
 
 namespace tra {
 namespace exec {

@@ -231,23 +231,23 @@ struct Kernel {
 /// gets the body); fails with a diagnostic if the name is taken by
 /// something else.
 LogicalResult defineKernel(ModuleOp module, const Kernel &kernel) {
-  if (Operation *existing = SymbolTable::lookupSymbolIn(module, kernel.name)) {
-    auto func = dyn_cast<func::FuncOp>(existing);
-    if (!func || func.getFunctionType() != kernel.type)
-      return existing->emitError("symbol '")
+  auto func = dyn_cast_or_null<func::FuncOp>(
+      SymbolTable::lookupSymbolIn(module, kernel.name));
+  if (!func) {
+    if (Operation *other = SymbolTable::lookupSymbolIn(module, kernel.name))
+      return other->emitError("symbol '")
              << kernel.name << "' is reserved for a kernel of the runtime";
-    if (!func.isExternal())
-      return success();
-    func.setPublic();
-    func->setAttr(LLVM::LLVMDialect::getEmitCWrapperAttrName(),
-                  UnitAttr::get(module.getContext()));
-    kernel.build(func);
-    return success();
+    auto b = OpBuilder::atBlockEnd(module.getBody());
+    func = func::FuncOp::create(b, module.getLoc(), kernel.name, kernel.type);
+  } else if (func.getFunctionType() != kernel.type) {
+    return func.emitError("symbol '")
+           << kernel.name << "' is reserved for a kernel of the runtime";
   }
-  auto b = OpBuilder::atBlockEnd(module.getBody());
-  auto func =
-      func::FuncOp::create(b, module.getLoc(), kernel.name, kernel.type);
-  func->setAttr(LLVM::LLVMDialect::getEmitCWrapperAttrName(), b.getUnitAttr());
+  if (!func.isExternal())
+    return success();
+  func.setPublic();
+  func->setAttr(LLVM::LLVMDialect::getEmitCWrapperAttrName(),
+                UnitAttr::get(module.getContext()));
   kernel.build(func);
   return success();
 }

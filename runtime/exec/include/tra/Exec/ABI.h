@@ -244,9 +244,8 @@ typedef struct TraExecMemRefU16 {
  * (ciface: MLIR's C interface of the generated function.)
  */
 void _mlir_ciface_tra_exec_microkernel_f32_8x32(
-    int64_t kc, TraExecMemRefF32 *pa, TraExecMemRefF32 *pb,
-    TraExecMemRefF32 *c, int64_t ldc, int64_t rows, int64_t cols,
-    float alpha, float beta);
+    int64_t kc, TraExecMemRefF32 *pa, TraExecMemRefF32 *pb, TraExecMemRefF32 *c,
+    int64_t ldc, int64_t rows, int64_t cols, float alpha, float beta);
 
 /**
  * The dot products of one-row products (a decoding step's projections),
