@@ -108,7 +108,11 @@ def ConvertLinalgToBLASPass
     that do not flatten (attention's query heads that share one key/value
     head) become `scf.for` loops around the call, the set with the fewest
     calls chosen, as long as each matrix product does at least 4096
-    multiply-adds. A column-major output is handled by computing the
+    multiply-adds; on the CPU that also holds for the products of a batch
+    (the runtime makes one BLAS call per product: a batch of tiny products,
+    such as the rotary embedding's 2 x 2 rotations, runs faster as the
+    generated loops), on GPUs a batch is one strided cuBLAS call of any
+    size. A column-major output is handled by computing the
     transposed product. A `linalg.fill` of zero that
     initializes the output right before the contraction is folded into
     `beta = 0`. Contractions whose layout BLAS cannot express, or that are

@@ -133,7 +133,8 @@ struct GemmShape {
 
 /// Fewer multiply-adds per matrix product than this: not worth a BLAS call
 /// per product and per iteration of peeled loops (the rotary embedding's
-/// `sptu,shpu->shpt` would be 4 x 128 products of 8 x 2 x 2).
+/// `sptu,shpu->shpt` would be 4 x 128 products of 8 x 2 x 2), nor one per
+/// product of a CPU batch.
 static constexpr int64_t kMinMatrixFlops = 4096;
 
 /// The classes of the loop dimensions of a contraction.
@@ -372,8 +373,13 @@ static std::optional<GemmShape> analyzeContraction(linalg::LinalgOp op,
     std::optional<GemmShape> gemm = tryPeeling(peeled);
     if (!gemm)
       continue;
-    // More calls only make them smaller.
-    if (calls > 1 && gemm->matrixFlops() < kMinMatrixFlops)
+    // More calls only make them smaller. On the CPU every product of a
+    // batch is a call of its own too (tra_exec_sgemm loops over them, and
+    // OpenBLAS locks its buffer pool per call: the decoding step's 768
+    // rotary products of 12 x 2 x 2 cost more than its attention); cuBLAS
+    // takes a batch in one strided call.
+    int64_t products = calls * (target.cuda ? 1 : gemm->batch);
+    if (products > 1 && gemm->matrixFlops() < kMinMatrixFlops)
       return std::nullopt;
     return gemm;
   }

@@ -72,8 +72,21 @@ func.func @column_major_c(%a: memref<16x32xf32>, %b: memref<32x24xf32>, %c: memr
 
 // A batch dimension becomes a batch count with per-operand strides.
 // CHECK-LABEL: func.func @batched
-// CHECK: call @tra_exec_sgemm(%c3_i64, %c0_i64, %c0_i64, %c8_i64, %c4_i64, %c16_i64, %{{.*}}, %{{.*}}, %c16_i64, %c128_i64, %{{.*}}, %c4_i64, %c64_i64, %{{.*}}, %{{.*}}, %c4_i64, %c32_i64)
-func.func @batched(%a: memref<3x8x16xf32>, %b: memref<3x16x4xf32>, %c: memref<3x8x4xf32>) {
+// CHECK: call @tra_exec_sgemm(%c3_i64, %c0_i64, %c0_i64, %c16_i64, %c8_i64, %c32_i64, %{{.*}}, %{{.*}}, %c32_i64, %c512_i64, %{{.*}}, %c8_i64, %c256_i64, %{{.*}}, %{{.*}}, %c8_i64, %c128_i64)
+func.func @batched(%a: memref<3x16x32xf32>, %b: memref<3x32x8xf32>, %c: memref<3x16x8xf32>) {
+  linalg.batch_matmul ins(%a, %b : memref<3x16x32xf32>, memref<3x32x8xf32>) outs(%c : memref<3x16x8xf32>)
+  return
+}
+
+// -----
+
+// A batch of products under 4096 multiply-adds each (here 8 x 4 x 16) stays
+// in the generated loops: the runtime would call BLAS once per product.
+// CHECK-LABEL: func.func @batched_tiny
+// CHECK-NOT: call
+// CHECK: linalg.batch_matmul
+// CHECK-NOT: call
+func.func @batched_tiny(%a: memref<3x8x16xf32>, %b: memref<3x16x4xf32>, %c: memref<3x8x4xf32>) {
   linalg.batch_matmul ins(%a, %b : memref<3x8x16xf32>, memref<3x16x4xf32>) outs(%c : memref<3x8x4xf32>)
   return
 }
