@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <vector>
 
 using namespace tra;
 using namespace tra::engine;
@@ -27,7 +28,9 @@ double rate(int64_t n, double seconds) {
 /// Writes the timings of --bench-json.
 rt::Status writeBenchJson(const GenerationConfig &config, int64_t promptLen,
                           double prefillSeconds, int64_t decoded,
-                          double decodeSeconds, double warmupPrefillSeconds) {
+                          double decodeSeconds,
+                          const std::vector<double> &decodeStepSeconds,
+                          double warmupPrefillSeconds) {
   rt::JsonValue o = rt::JsonValue::object(
       {{"engine", config.engine},
        {"prefill_tokens", promptLen},
@@ -44,6 +47,12 @@ rt::Status writeBenchJson(const GenerationConfig &config, int64_t promptLen,
        {"compile_seconds", config.compileSeconds},
        {"compiled_now", config.compiledNow},
        {"warmup", config.warmup}});
+  // Each decoding step's time (sampling included): latency percentiles, and
+  // whether a slow run is slow throughout or in a few steps.
+  rt::JsonValue steps = rt::JsonValue::array();
+  for (double seconds : decodeStepSeconds)
+    steps.push(seconds);
+  o.set("decode_step_seconds", std::move(steps));
   if (config.warmup) {
     o.set("warmup_prefill_seconds", warmupPrefillSeconds);
     o.set("warmup_prefill_tokens_per_s", rate(promptLen, warmupPrefillSeconds));
@@ -126,11 +135,17 @@ rt::Status tra::engine::generate(const GenerationConfig &config,
   consume();
   double prefillSeconds = since(start);
   // Decoding: one token per step.
+  std::vector<double> decodeStepSeconds;
   start = Clock::now();
+  auto stepStart = start;
   for (int64_t pos = promptLen; pos < config.steps; ++pos) {
     if (rt::Status status = step(tokens, pos, 1, logits); !status)
       return status;
     consume();
+    auto now = Clock::now();
+    decodeStepSeconds.push_back(
+        std::chrono::duration<double>(now - stepStart).count());
+    stepStart = now;
   }
   double decodeSeconds = since(start);
   int64_t decoded = config.steps - promptLen;
@@ -187,9 +202,9 @@ rt::Status tra::engine::generate(const GenerationConfig &config,
       return status;
   }
   if (!config.benchJson.empty())
-    if (rt::Status status =
-            writeBenchJson(config, promptLen, prefillSeconds, decoded,
-                           decodeSeconds, warmupPrefillSeconds);
+    if (rt::Status status = writeBenchJson(
+            config, promptLen, prefillSeconds, decoded, decodeSeconds,
+            decodeStepSeconds, warmupPrefillSeconds);
         !status)
       return status;
   return rt::Status::success();
