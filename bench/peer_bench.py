@@ -44,7 +44,11 @@ What it does, in order (everything it builds or writes is cached under
    (`run --warmup --bench-json`, private --cache-dir under --work; a first
    run compiles and is untimed), llama.cpp (`llama-bench -p PREFILL -n
    DECODE -t THREADS -r 1 -o json`, which runs its own warm-up), PyTorch
-   eager (bench/llama_bench.py's model, warm). Medians and min-max.
+   eager (bench/llama_bench.py's model, warm). Medians and min-max. For
+   each weight type tra and llama.cpp run back to back (which one first
+   alternates by round), and the ratio of each such pair is printed too
+   (median and min-max over the rounds): this VM's bandwidth drifts over
+   minutes, so the paired ratio is steadier than the ratio of the medians.
    llama2.c's run.c is not available offline and is not run.
 5. Roofline: a C program (OpenMP, `cc -O3 -march=native -fopenmp`) sums a
    1 GiB float32 array (advised for huge pages, as tra's weights are) on
@@ -683,19 +687,41 @@ def main():
         rows[key][1].append(dec)
 
     others = []
+    pairs = {}  # weights -> (prefill ratios, decode ratios), one per round
     for rnd in range(args.rounds):
         busy0 = busy_cpu_seconds()
-        for q, (path_key, extra) in tra_variants.items():
-            r, note = tra_timed(exe, paths[path_key], prompt, args, cache,
-                                tmp, extra)
-            if r is None:
-                sys.exit(f"error: tra-llama failed: {note}")
-            if r.get("compiled_now"):
-                log("warning: tra-llama compiled again (cache miss)")
-            add(("tra", q), r["prefill_tokens_per_s"],
-                r["decode_tokens_per_s"])
+        # Each weight type's tra and llama.cpp runs back to back, which one
+        # first alternating from round to round: this VM's memory bandwidth
+        # drifts over minutes, so the ratio of a pair is steadier than the
+        # ratio of medians taken minutes apart.
         for q in ("F32", "F16", "Q8_0"):
-            add(("llama.cpp", q), *llama_cpp_bench(bindir, paths[q], args))
+            def ours():
+                if q not in tra_variants:
+                    return
+                path_key, extra = tra_variants[q]
+                r, note = tra_timed(exe, paths[path_key], prompt, args,
+                                    cache, tmp, extra)
+                if r is None:
+                    sys.exit(f"error: tra-llama failed: {note}")
+                if r.get("compiled_now"):
+                    log("warning: tra-llama compiled again (cache miss)")
+                add(("tra", q), r["prefill_tokens_per_s"],
+                    r["decode_tokens_per_s"])
+
+            def theirs():
+                add(("llama.cpp", q), *llama_cpp_bench(bindir, paths[q],
+                                                        args))
+
+            for engine in ((ours, theirs) if rnd % 2 == 0 else
+                           (theirs, ours)):
+                engine()
+            if q in tra_variants:
+                pairs.setdefault(q, ([], []))
+                for i in (0, 1):
+                    tra_v = rows[("tra", q)][i][-1]
+                    their_v = rows[("llama.cpp", q)][i][-1]
+                    pairs[q][i].append(tra_v / their_v
+                                       if tra_v and their_v else None)
         if torch_model is not None:
             pf, dec, _ = torch_ref.torch_generate(torch_model, prompt,
                                                     args.decode)
@@ -754,9 +780,20 @@ def main():
         if ("tra", q) in med and ("llama.cpp", q) in med:
             (tp, td), (lp, ld) = med[("tra", q)], med[("llama.cpp", q)]
             log(f"{q}: tra / llama.cpp prefill {tp / lp:.2f}x, decode "
-                f"{td / ld:.2f}x")
+                f"{td / ld:.2f}x (medians)")
         elif not tra_gguf.get(q):
             log(f"{q}: tra: GGUF not readable yet")
+    log("tra / llama.cpp of the runs back to back in each round, median "
+        "(min-max) over the rounds:")
+    for q, (pf, dec) in pairs.items():
+        pf, dec = stats(pf), stats(dec)
+        if pf and dec:
+            log(f"  {q:5s} prefill {pf[0]:.2f}x ({pf[1]:.2f}-{pf[2]:.2f}), "
+                f"decode {dec[0]:.2f}x ({dec[1]:.2f}-{dec[2]:.2f})")
+    if ("tra", "F16") in med and ("tra", "F32") in med:
+        log(f"tra F16 / tra F32 decode: "
+            f"{med[('tra', 'F16')][1] / med[('tra', 'F32')][1]:.2f}x "
+            "(medians)")
     if not tra_gguf.get("F32"):
         log("(tra on the f32 GGUF: GGUF not readable yet; tra's f32 row is "
             "the .bin)")
