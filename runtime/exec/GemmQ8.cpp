@@ -17,6 +17,11 @@
 // memory bandwidth on Zen 4: the hardware prefetchers lost track); the
 // activations stay in L1.
 //
+// A program that carries the generated Q8_0 dot products
+// (tra_exec_dots_f32_q8, tra-emit-cpu-microkernels, compiled for its target
+// CPU) runs one row of C through them instead, on any CPU, the rows of W
+// split the same way.
+//
 // More rows of C (a prefill chunk) go to the packed GEMM (packedGemmQ8,
 // PackedGemm.h), which converts W to f32 while it packs it, on the same
 // threads. Without AVX-512, one row is a loop of dot products and several
@@ -30,6 +35,7 @@
 #include "BalancedRows.h"
 #include "GemmQ8.h"
 #include "Gemv.h"
+#include "GeneratedKernels.h"
 #include "Half.h"
 #include "PackedGemm.h"
 #include "Parallel.h"
@@ -197,6 +203,42 @@ void gemvQ8(DotFn dot, int64_t m, int64_t n, int64_t blocks, const float *a,
   }
 }
 
+/// Whether the program brings a Q8_0 dot products kernel that the runtime
+/// may call (tra_exec_dots_f32_q8, GeneratedKernels.h).
+bool generatedQ8Dots() {
+  return generatedKernelsEnabled() && _mlir_ciface_tra_exec_dots_f32_q8;
+}
+
+/// c = A * W^T + beta * c for one row of A, through the program's kernel:
+/// the rows of W split over the threads as gemvQ8 splits them, each piece in
+/// calls of at most kRows rows.
+void gemvQ8Generated(int64_t n, int64_t blocks, const float *a,
+                     const Q8Matrix &w, float beta, float *c) {
+  bool parallel = n * blocks * (kQ8Block + 2) >= parallelMinBytes();
+  (void)parallel;
+  const int64_t k = kQ8Block * blocks;
+  forBalancedRows(
+      n, rowsPerPiece(w.ldq + 2 * w.lds), parallel,
+      [&](int64_t j0, int64_t j1) {
+        constexpr int64_t kRows = 64;
+        float sums[kRows];
+        for (int64_t r0 = j0; r0 < j1; r0 += kRows) {
+          const int64_t rows = std::min(kRows, j1 - r0);
+          float *dst = beta == 0.0f ? c + r0 : sums;
+          TraExecMemRefF32 av = memRefOf(a, k), out = memRefOf(dst, rows);
+          TraExecMemRefI8 qv =
+              memRefOf(w.q + r0 * w.ldq, (rows - 1) * w.ldq + k);
+          TraExecMemRefU16 sv =
+              memRefOf(w.scales + r0 * w.lds, (rows - 1) * w.lds + blocks);
+          _mlir_ciface_tra_exec_dots_f32_q8(rows, blocks, &av, &qv, w.ldq, &sv,
+                                            w.lds, &out);
+          if (beta != 0.0f)
+            for (int64_t r = 0; r < rows; ++r)
+              c[r0 + r] = sums[r] + beta * c[r0 + r];
+        }
+      });
+}
+
 /// Rows 0 .. rows - 1 of `w` (k = kQ8Block * blocks columns) as a dense
 /// rows x k f32 matrix.
 void dequantizeRows(const Q8Matrix &w, int64_t rows, int64_t blocks,
@@ -247,6 +289,8 @@ extern "C" void tra_exec_gemm_q8(int64_t m, int64_t n, int64_t blocks,
   if (m <= 0 || n <= 0)
     return;
   const Q8Matrix w{q, ldq, scales, lds};
+  if (m == 1 && blocks > 0 && generatedQ8Dots())
+    return gemvQ8Generated(n, blocks, a, w, beta, c);
 #if defined(__x86_64__)
   // The CPUs the packed GEMM runs on (AVX-512F, F16C, FMA) run the passes'
   // kernel too.

@@ -21,6 +21,7 @@
 #pragma weak _mlir_ciface_tra_exec_dots_f32_f32
 #pragma weak _mlir_ciface_tra_exec_dots_f32_f16
 #pragma weak _mlir_ciface_tra_exec_dots_f32_bf16
+#pragma weak _mlir_ciface_tra_exec_dots_f32_q8
 
 namespace tra {
 namespace exec {
@@ -35,6 +36,10 @@ inline TraExecMemRefF32 memRefOf(const float *data, int64_t size) {
 }
 inline TraExecMemRefU16 memRefOf(const uint16_t *data, int64_t size) {
   uint16_t *p = const_cast<uint16_t *>(data);
+  return {p, p, 0, size, 1};
+}
+inline TraExecMemRefI8 memRefOf(const int8_t *data, int64_t size) {
+  int8_t *p = const_cast<int8_t *>(data);
   return {p, p, 0, size, 1};
 }
 

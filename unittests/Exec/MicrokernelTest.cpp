@@ -11,15 +11,18 @@
 // a float64 reference. The dot products of one-row products
 // (tra_exec_dots_f32_*, b in f32, f16 or bf16, one or several rows)
 // likewise, for every length around their 32-lane steps, reading nothing
-// past the end of b. Then the runtime (linked into this binary, whose
-// kernel symbols forward to the program's) with those kernels: the packed
-// GEMM and the one-row products with every epilogue, against float64.
+// past the end of b; and the Q8_0 dot products (tra_exec_dots_f32_q8) for
+// odd and even block counts. Then the runtime (linked into this binary,
+// whose kernel symbols forward to the program's) with those kernels: the
+// packed GEMM and the one-row products (16-bit and Q8_0 weights too) with
+// every epilogue, against float64.
 //
 //===----------------------------------------------------------------------===//
 
 #include "tra/Exec/ABI.h"
 
 #include "Gemv.h"
+#include "Half.h"
 #include "PackedGemm.h"
 #include "TestValues.h"
 
@@ -254,6 +257,76 @@ TEST(GeneratedDots, EveryLengthAndTypeMatchesFloat64) {
     }
 }
 
+using DotsQ8Fn = void (*)(int64_t, int64_t, TraExecMemRefF32 *,
+                          TraExecMemRefI8 *, int64_t, TraExecMemRefU16 *,
+                          int64_t, TraExecMemRefF32 *);
+
+/// Quant `i` of a test matrix: every int8 value, -128 included.
+int8_t quant(size_t i, unsigned seed) {
+  return int8_t(int((i * 2654435761u + seed * 97u) % 256) - 128);
+}
+
+/// float64 dot of row `row` of a Q8_0 matrix with `a`.
+double q8Reference(const std::vector<float> &a, const int8_t *q, int64_t ldq,
+                   const uint16_t *scales, int64_t lds, int64_t blocks,
+                   int64_t row, double *magnitude) {
+  double sum = 0.0;
+  *magnitude = 0.0;
+  for (int64_t t = 0; t < blocks; ++t) {
+    double block = 0.0, blockMagnitude = 0.0;
+    for (int64_t i = 0; i < 32; ++i) {
+      double term = double(a[size_t(32 * t + i)]) * q[row * ldq + 32 * t + i];
+      block += term;
+      blockMagnitude += std::fabs(term);
+    }
+    const double scale = tra::exec::halfToFloat(scales[row * lds + t]);
+    sum += block * scale;
+    *magnitude += blockMagnitude * std::fabs(scale);
+  }
+  return sum;
+}
+
+TEST(GeneratedDots, Q8MatchesFloat64) {
+  auto q8 = reinterpret_cast<DotsQ8Fn>(
+      programSymbol("_mlir_ciface_tra_exec_dots_f32_q8"));
+  ASSERT_NE(q8, nullptr);
+  // Odd and even block counts (the kernel takes blocks in pairs), rows
+  // whose quants end at a guard page.
+  for (int64_t blocks : {0, 1, 2, 3, 24, 65})
+    for (int64_t rows : {1, 3}) {
+      SCOPED_TRACE(::testing::Message()
+                   << "blocks " << blocks << " rows " << rows);
+      const int64_t k = 32 * blocks, ldq = k + 64, lds = blocks + 3;
+      const int64_t span = (rows - 1) * ldq + k;
+      std::vector<float> a(size_t(k) + 1);
+      for (size_t i = 0; i < a.size(); ++i)
+        a[i] = exactValue(i, 9);
+      GuardedBuffer qb(size_t(std::max<int64_t>(span, 1)), 1);
+      ASSERT_NE(qb.data, nullptr);
+      auto *q = static_cast<int8_t *>(qb.data);
+      for (int64_t i = 0; i < span; ++i)
+        q[i] = quant(size_t(i), 1);
+      std::vector<uint16_t> scales(size_t(rows * lds));
+      for (size_t i = 0; i < scales.size(); ++i)
+        scales[i] = toF16(exactValue(i, 10) / 8.0f);
+      TraExecMemRefF32 av{a.data(), a.data(), 0, k, 1};
+      TraExecMemRefI8 qv{q, q, 0, span, 1};
+      TraExecMemRefU16 sv{scales.data(), scales.data(), 0,
+                          int64_t(scales.size()), 1};
+      std::vector<float> got(size_t(rows) + 1, 7.0f);
+      TraExecMemRefF32 out = view(got);
+      q8(rows, blocks, &av, &qv, ldq, &sv, lds, &out);
+      for (int64_t r = 0; r < rows; ++r) {
+        double magnitude;
+        double expected =
+            q8Reference(a, q, ldq, scales.data(), lds, blocks, r, &magnitude);
+        EXPECT_NEAR(got[size_t(r)], expected, 1e-6 * magnitude + 1e-7)
+            << "row " << r;
+      }
+      EXPECT_EQ(got[size_t(rows)], 7.0f) << "written past the rows";
+    }
+}
+
 /// float64 C = alpha * A B^T + beta * C0 for A m x k, B (as floats) n x k.
 std::vector<double> reference(int64_t m, int64_t n, int64_t k, float alpha,
                               const std::vector<float> &a,
@@ -312,6 +385,37 @@ TEST(RuntimeWithProgramKernels, OneRowProductsMatchFloat64) {
       for (int64_t j = 0; j < n; ++j)
         ASSERT_NEAR(c[size_t(j)], want[size_t(j)], 1e-5) << "row " << j;
     }
+}
+
+TEST(RuntimeWithProgramKernels, Q8OneRowProductsMatchFloat64) {
+  // 300 rows (several pieces, more than the 64 rows of one call), 10
+  // blocks; beta 0 over NaN, and 0.5.
+  const int64_t n = 300, blocks = 10, k = 32 * blocks;
+  std::vector<float> a(static_cast<size_t>(k));
+  for (size_t i = 0; i < a.size(); ++i)
+    a[i] = exactValue(i, 11);
+  std::vector<int8_t> q(static_cast<size_t>(n * k));
+  for (size_t i = 0; i < q.size(); ++i)
+    q[i] = quant(i, 2);
+  std::vector<uint16_t> scales(static_cast<size_t>(n * blocks));
+  for (size_t i = 0; i < scales.size(); ++i)
+    scales[i] = toF16(exactValue(i, 12) / 8.0f);
+  const std::vector<float> c0 = values(size_t(n), 13);
+  for (float beta : {0.0f, 0.5f}) {
+    SCOPED_TRACE(::testing::Message() << "beta " << beta);
+    std::vector<float> c = c0;
+    if (beta == 0.0f)
+      std::fill(c.begin(), c.end(), std::numeric_limits<float>::quiet_NaN());
+    tra_exec_gemm_q8(1, n, blocks, a.data(), k, q.data(), k, scales.data(),
+                     blocks, beta, c.data(), n);
+    for (int64_t j = 0; j < n; ++j) {
+      double magnitude;
+      double want = q8Reference(a, q.data(), k, scales.data(), blocks, blocks,
+                                j, &magnitude) +
+                    double(beta) * c0[size_t(j)];
+      ASSERT_NEAR(c[size_t(j)], want, 1e-6 * magnitude + 1e-5) << "row " << j;
+    }
+  }
 }
 
 TEST(RuntimeWithProgramKernels, PackedGemmMatchesFloat64) {
@@ -376,4 +480,12 @@ extern "C" void _mlir_ciface_tra_exec_dots_f32_bf16(int64_t rows, int64_t k,
   static const auto kernel = reinterpret_cast<Dots16Fn>(
       programSymbol("_mlir_ciface_tra_exec_dots_f32_bf16"));
   kernel(rows, k, a, b, ldb, out);
+}
+
+extern "C" void _mlir_ciface_tra_exec_dots_f32_q8(
+    int64_t rows, int64_t blocks, TraExecMemRefF32 *a, TraExecMemRefI8 *q,
+    int64_t ldq, TraExecMemRefU16 *scales, int64_t lds, TraExecMemRefF32 *out) {
+  static const auto kernel = reinterpret_cast<DotsQ8Fn>(
+      programSymbol("_mlir_ciface_tra_exec_dots_f32_q8"));
+  kernel(rows, blocks, a, q, ldq, scales, lds, out);
 }

@@ -199,6 +199,14 @@ def EmitCPUMicrokernelsPass
     four or eight), one masked step for the last `k % 32` elements, and a
     `vector.reduction` that may reassociate.
 
+    `tra_exec_dots_f32_q8` computes the same for Q8_0 rows
+    (`tra_exec_gemm_q8`'s layout: `blocks` blocks of 32 int8 quants per row
+    at `q[j * ldq]`, one f16 scale per block at `scales[j * lds]`): per
+    block, `arith.sitofp` of the quants, a product with the activations,
+    and a `vector.fma` of it times the block's scale into one of two
+    accumulators (even and odd blocks), with a `memref.prefetch` of the
+    row's quants 512 bytes ahead (clamped to the buffer).
+
     ```mlir
     func.func @tra_exec_microkernel_f32_8x32(%kc: index, %pa: memref<?xf32>,
         %pb: memref<?xf32>, %c: memref<?xf32>, %ldc: index, %rows: index,
@@ -207,6 +215,10 @@ def EmitCPUMicrokernelsPass
     func.func @tra_exec_dots_f32_f16(%rows: index, %k: index,
         %a: memref<?xf32>, %b: memref<?xf16>, %ldb: index,
         %out: memref<?xf32>) attributes {llvm.emit_c_interface}
+    func.func @tra_exec_dots_f32_q8(%rows: index, %blocks: index,
+        %a: memref<?xf32>, %q: memref<?xi8>, %ldq: index,
+        %scales: memref<?xf16>, %lds: index, %out: memref<?xf32>)
+        attributes {llvm.emit_c_interface}
     ```
 
     A module that defines a kernel keeps its definition, a declaration of

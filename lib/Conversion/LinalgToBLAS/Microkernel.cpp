@@ -7,8 +7,9 @@
 // `vector.outerproduct` per step of k into a vector<8x32xf32> accumulator
 // and a masked epilogue, and the dot products of one-row products
 // (runtime/exec/Gemv.cpp), 32-lane FMA steps of widened weights and a
-// masked last step. The layouts and the meaning of the arguments are the
-// runtime's (ABI.h, tra_exec_microkernel_f32_8x32, tra_exec_dots_f32_*).
+// masked last step, also for Q8_0 weights (runtime/exec/GemmQ8.cpp). The
+// layouts and the meaning of the arguments are the runtime's (ABI.h,
+// tra_exec_microkernel_f32_8x32, tra_exec_dots_f32_*).
 //
 //===----------------------------------------------------------------------===//
 
@@ -219,6 +220,119 @@ static void buildDots(func::FuncOp func) {
   func::ReturnOp::create(b, loc);
 }
 
+/// Elements of a Q8_0 row that share one scale (runtime/exec/GemmQ8.h).
+static constexpr int64_t kQ8Block = 32;
+
+/// How far ahead of its loads the Q8_0 kernel prefetches a row's quants
+/// (the runtime's own kernel's distance: GemmQ8.cpp).
+static constexpr int64_t kQ8PrefetchBytes = 512;
+
+/// The Q8_0 dot products kernel's type: (rows, blocks, a, q, ldq, scales,
+/// lds, out).
+static FunctionType getQ8DotsType(MLIRContext *context) {
+  Builder b(context);
+  Type index = b.getIndexType(), f32 = b.getF32Type();
+  auto floats = MemRefType::get({ShapedType::kDynamic}, f32);
+  return b.getFunctionType(
+      {index, index, floats,
+       MemRefType::get({ShapedType::kDynamic}, b.getIntegerType(8)), index,
+       MemRefType::get({ShapedType::kDynamic}, b.getF16Type()), index, floats},
+      {});
+}
+
+/// Writes the body of the Q8_0 dot products kernel into `func`: out[j] =
+/// sum over blocks t of scales[j * lds + t] * sum over i < 32 of
+/// a[32 t + i] * q[j * ldq + 32 t + i], for j < rows. Per block the quants
+/// are widened (arith.sitofp), multiplied by the activations and added,
+/// times the block's scale, to one of two accumulators (even and odd
+/// blocks: two chains of additions), with a prefetch of the row's quants
+/// kQ8PrefetchBytes ahead (clamped to the buffer); each sum in f32 in any
+/// order.
+static void buildQ8Dots(func::FuncOp func) {
+  Location loc = func.getLoc();
+  Block *entry = func.addEntryBlock();
+  auto b = OpBuilder::atBlockBegin(entry);
+  Value rows = entry->getArgument(0), blocks = entry->getArgument(1),
+        a = entry->getArgument(2), q = entry->getArgument(3),
+        ldq = entry->getArgument(4), scales = entry->getArgument(5),
+        lds = entry->getArgument(6), out = entry->getArgument(7);
+  Type f32 = b.getF32Type();
+  auto wideType = VectorType::get({kQ8Block}, f32);
+  auto quantType = VectorType::get({kQ8Block}, b.getIntegerType(8));
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  Value two = arith::ConstantIndexOp::create(b, loc, 2);
+  Value block = arith::ConstantIndexOp::create(b, loc, kQ8Block);
+  Value ahead = arith::ConstantIndexOp::create(b, loc, kQ8PrefetchBytes);
+  Value lastQuant = arith::SubIOp::create(
+      b, loc, memref::DimOp::create(b, loc, q, 0).getResult(), one);
+  Value pairsEnd = arith::SubIOp::create(
+      b, loc, blocks, arith::RemUIOp::create(b, loc, blocks, two));
+  Value odd =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, pairsEnd, blocks);
+  Value zeros = arith::ConstantOp::create(
+      b, loc, DenseElementsAttr::get(wideType, b.getF32FloatAttr(0.0f)));
+  // acc + scale(t) * (a . q) over block t of the row at qBase / sBase.
+  auto accumulate = [&](OpBuilder &nb, Location nloc, Value qBase, Value sBase,
+                        Value t, Value acc) -> Value {
+    Value at = arith::MulIOp::create(nb, nloc, t, block);
+    Value av = vector::LoadOp::create(nb, nloc, wideType, a, at);
+    Value qAt = arith::AddIOp::create(nb, nloc, qBase, at);
+    Value qv = vector::LoadOp::create(nb, nloc, quantType, q, qAt);
+    Value wide = arith::SIToFPOp::create(nb, nloc, wideType, qv);
+    Value sAt = arith::AddIOp::create(nb, nloc, sBase, t);
+    Value half = memref::LoadOp::create(nb, nloc, scales, sAt);
+    Value scale = arith::ExtFOp::create(nb, nloc, f32, half);
+    Value product = arith::MulFOp::create(nb, nloc, av, wide);
+    Value splat = vector::BroadcastOp::create(nb, nloc, wideType, scale);
+    return vector::FMAOp::create(nb, nloc, product, splat, acc);
+  };
+  scf::ForOp::create(
+      b, loc, zero, rows, one, ValueRange{},
+      [&](OpBuilder &rb, Location rloc, Value j, ValueRange) {
+        Value qBase = arith::MulIOp::create(rb, rloc, j, ldq);
+        Value sBase = arith::MulIOp::create(rb, rloc, j, lds);
+        // Pairs of blocks: one 64-byte line of quants.
+        auto pairs = scf::ForOp::create(
+            rb, rloc, zero, pairsEnd, two, ValueRange{zeros, zeros},
+            [&](OpBuilder &nb, Location nloc, Value t, ValueRange acc) {
+              Value at = arith::AddIOp::create(
+                  nb, nloc, qBase, arith::MulIOp::create(nb, nloc, t, block));
+              Value next = arith::MinUIOp::create(
+                  nb, nloc, arith::AddIOp::create(nb, nloc, at, ahead),
+                  lastQuant);
+              memref::PrefetchOp::create(nb, nloc, q, ValueRange{next},
+                                         /*isWrite=*/false,
+                                         /*localityHint=*/3,
+                                         /*isDataCache=*/true);
+              Value even = accumulate(nb, nloc, qBase, sBase, t, acc[0]);
+              Value oddSum =
+                  accumulate(nb, nloc, qBase, sBase,
+                             arith::AddIOp::create(nb, nloc, t, one), acc[1]);
+              scf::YieldOp::create(nb, nloc, ValueRange{even, oddSum});
+            });
+        // The last block of an odd count.
+        auto last = scf::IfOp::create(
+            rb, rloc, odd,
+            [&](OpBuilder &tb, Location tloc) {
+              scf::YieldOp::create(tb, tloc,
+                                   accumulate(tb, tloc, qBase, sBase, pairsEnd,
+                                              pairs.getResult(0)));
+            },
+            [&](OpBuilder &eb, Location eloc) {
+              scf::YieldOp::create(eb, eloc, pairs.getResult(0));
+            });
+        Value both = arith::AddFOp::create(rb, rloc, last.getResult(0),
+                                           pairs.getResult(1));
+        Value sum = vector::ReductionOp::create(
+            rb, rloc, vector::CombiningKind::ADD, both, /*acc=*/Value(),
+            arith::FastMathFlags::reassoc);
+        memref::StoreOp::create(rb, rloc, sum, out, ValueRange{j});
+        scf::YieldOp::create(rb, rloc);
+      });
+  func::ReturnOp::create(b, loc);
+}
+
 namespace {
 /// One kernel the pass defines.
 struct Kernel {
@@ -267,7 +381,8 @@ struct EmitCPUMicrokernelsPass
         {kMicrokernelName, getMicrokernelType(context), buildMicrokernel},
         {"tra_exec_dots_f32_f32", getDotsType(b.getF32Type()), buildDots},
         {"tra_exec_dots_f32_f16", getDotsType(b.getF16Type()), buildDots},
-        {"tra_exec_dots_f32_bf16", getDotsType(b.getBF16Type()), buildDots}};
+        {"tra_exec_dots_f32_bf16", getDotsType(b.getBF16Type()), buildDots},
+        {"tra_exec_dots_f32_q8", getQ8DotsType(context), buildQ8Dots}};
     for (const Kernel &kernel : kernels)
       if (failed(defineKernel(module, kernel)))
         return signalPassFailure();

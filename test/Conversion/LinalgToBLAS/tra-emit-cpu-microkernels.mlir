@@ -61,11 +61,43 @@ func.func private @tra_exec_sgemm(i64, i64, i64, i64, i64, i64, f32, !llvm.ptr, 
 // CHECK-SAME:      memref<?xbf16>
 // CHECK:             arith.extf %{{.+}} : vector<32xbf16> to vector<32xf32>
 
+// The Q8_0 dot products: pairs of 32-quant blocks (one line of quants, a
+// prefetch clamped to the buffer), each widened with sitofp, multiplied by
+// the activations and added, times the block's f16 scale, to its own
+// accumulator; an odd last block; one reduction of both per row.
+
+// CHECK-LABEL: func.func @tra_exec_dots_f32_q8(
+// CHECK-SAME:      %[[ROWS:[^:]+]]: index, %[[BLOCKS:[^:]+]]: index, %[[A:[^:]+]]: memref<?xf32>, %[[Q:[^:]+]]: memref<?xi8>,
+// CHECK-SAME:      %[[LDQ:[^:]+]]: index, %[[S:[^:]+]]: memref<?xf16>, %[[LDS:[^:]+]]: index, %[[OUT:[^:]+]]: memref<?xf32>) attributes {llvm.emit_c_interface}
+// CHECK:         %[[QSIZE:.+]] = memref.dim %[[Q]]
+// CHECK:         scf.for %[[J:.+]] = %{{.+}} to %[[ROWS]]
+// CHECK:           arith.muli %[[J]], %[[LDQ]] : index
+// CHECK:           arith.muli %[[J]], %[[LDS]] : index
+// CHECK:           %[[PAIRS:.+]]:2 = scf.for {{.+}} iter_args({{.+}}) -> (vector<32xf32>, vector<32xf32>)
+// CHECK:             %[[AHEAD:.+]] = arith.minui
+// CHECK:             memref.prefetch %[[Q]][%[[AHEAD]]], read, locality<3>, data
+// CHECK:             vector.load %[[A]]{{.+}} : memref<?xf32>, vector<32xf32>
+// CHECK:             vector.load %[[Q]]{{.+}} : memref<?xi8>, vector<32xi8>
+// CHECK:             arith.sitofp %{{.+}} : vector<32xi8> to vector<32xf32>
+// CHECK:             memref.load %[[S]]
+// CHECK:             arith.extf %{{.+}} : f16 to f32
+// CHECK:             arith.mulf
+// CHECK:             vector.broadcast
+// CHECK:             vector.fma
+// CHECK-COUNT-1:     vector.fma
+// CHECK:             scf.yield
+// CHECK:           %[[LAST:.+]] = scf.if
+// CHECK:           arith.addf %[[LAST]], %[[PAIRS]]#1
+// CHECK:           vector.reduction <add>, %{{.+}} fastmath<reassoc> : vector<32xf32> into f32
+// CHECK:           memref.store %{{.+}}, %[[OUT]][%[[J]]]
+
 // Run twice, the pass keeps the one definition.
 // TWICE-COUNT-1: func.func @tra_exec_microkernel_f32_8x32
 // TWICE-NOT: func.func @tra_exec_microkernel_f32_8x32
 // TWICE-COUNT-1: func.func @tra_exec_dots_f32_bf16
 // TWICE-NOT: func.func @tra_exec_dots_f32_bf16
+// TWICE-COUNT-1: func.func @tra_exec_dots_f32_q8
+// TWICE-NOT: func.func @tra_exec_dots_f32_q8
 // TWICE: // -----
 
 // -----

@@ -230,6 +230,14 @@ typedef struct TraExecMemRefU16 {
   int64_t size;
   int64_t stride;
 } TraExecMemRefU16;
+/** The same for int8 elements (Q8_0 quants). */
+typedef struct TraExecMemRefI8 {
+  int8_t *allocated;
+  int8_t *aligned;
+  int64_t offset;
+  int64_t size;
+  int64_t stride;
+} TraExecMemRefI8;
 
 /**
  * The micro-kernel of the runtime's packed GEMM, which a compiled program
@@ -266,6 +274,17 @@ void _mlir_ciface_tra_exec_dots_f32_bf16(int64_t rows, int64_t k,
                                          TraExecMemRefF32 *a,
                                          TraExecMemRefU16 *b, int64_t ldb,
                                          TraExecMemRefF32 *out);
+/**
+ * The same for Q8_0 rows (tra_exec_gemm_q8's layout, `blocks` blocks of 32
+ * quants per row, one f16 scale per block):
+ *   out[j] = sum over t < blocks of half(scales[j * lds + t])
+ *            * sum over i < 32 of a[32 t + i] * q[j * ldq + 32 t + i]
+ * for j < rows, each sum in f32 in any order. Referenced weakly too.
+ */
+void _mlir_ciface_tra_exec_dots_f32_q8(int64_t rows, int64_t blocks,
+                                       TraExecMemRefF32 *a, TraExecMemRefI8 *q,
+                                       int64_t ldq, TraExecMemRefU16 *scales,
+                                       int64_t lds, TraExecMemRefF32 *out);
 
 /** Whether the runtime calls the compiled kernels above where the program
  * has them (1, the default) or its own (0). */
