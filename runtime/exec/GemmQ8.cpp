@@ -214,8 +214,7 @@ bool generatedQ8Dots() {
 /// calls of at most kRows rows.
 void gemvQ8Generated(int64_t n, int64_t blocks, const float *a,
                      const Q8Matrix &w, float beta, float *c) {
-  bool parallel = n * blocks * (kQ8Block + 2) >= parallelMinBytes();
-  (void)parallel;
+  const bool parallel = n * blocks * (kQ8Block + 2) >= parallelMinBytes();
   const int64_t k = kQ8Block * blocks;
   forBalancedRows(
       n, rowsPerPiece(w.ldq + 2 * w.lds), parallel,
