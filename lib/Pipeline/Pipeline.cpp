@@ -166,7 +166,9 @@ void mlir::tra::buildLLVMStage(OpPassManager &pm,
   if (options.approximateMath)
     loopsPm.addPass(createApproximateMathPass());
   loopsPm.addPass(createConvertLinalgToLoopsPass());
-  loopsPm.addPass(createPromoteAccumulatorsPass());
+  PromoteAccumulatorsPassOptions promoteOptions;
+  promoteOptions.disableUnroll = true;
+  loopsPm.addPass(createPromoteAccumulatorsPass(promoteOptions));
   // scf.parallel becomes omp.parallel + omp.wsloop; the thread count is the
   // runtime's (omp_set_num_threads from the executable's --threads). The
   // canonicalizer inlines the memref.alloca_scope it wraps bodies in.
@@ -210,6 +212,9 @@ void mlir::tra::buildLLVMStage(OpPassManager &pm,
   pm.addPass(createConvertFuncToLLVMPass());
   pm.addPass(createUBToLLVMConversionPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
+  // The reduction loops' "do not unroll" (tra-promote-accumulators) becomes
+  // !llvm.loop metadata.
+  pm.addPass(createAttachLoopAnnotationsPass());
   pm.addPass(createCanonicalizerPass());
 }
 

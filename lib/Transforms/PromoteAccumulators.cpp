@@ -14,11 +14,21 @@
 // floating-point sums in another order, as every vectorized BLAS or PyTorch
 // reduction computes them). `arith.maximumf`/`minimumf` need no flag.
 //
+// With `disable-unroll` (CPU code), the loop also gets LLVM loop metadata
+// that disables unrolling unless it runs fewer than kMinVectorTrips
+// iterations: LLVM unrolls a loop of a
+// constant trip count (64 keys of an attention block) fully before its loop
+// vectorizer runs, and then vectorizes the enclosing loop instead, across
+// the rows, with a gather for every element (reductions along the
+// contiguous dimension ran several times slower that way).
+//
 //===----------------------------------------------------------------------===//
 
 #include "tra/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/LLVMAttrs.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/PatternMatch.h"
@@ -129,9 +139,36 @@ static void allowReassociation(BlockArgument iterArg, Value yielded) {
                     user->getContext(), flags | arith::FastMathFlags::reassoc));
 }
 
+/// Fewer iterations than this: LLVM may unroll the reduction loop (it is
+/// shorter than one AVX-512 vector of f32).
+static constexpr int64_t kMinVectorTrips = 16;
+
+/// Keeps LLVM from unrolling the reduction loop `loop` (unless it is short),
+/// so that its loop vectorizer vectorizes this loop, not the one around it.
+static void keepForVectorizer(scf::ForOp loop) {
+  std::optional<APInt> trips = loop.getStaticTripCount();
+  if (trips && trips->getSExtValue() < kMinVectorTrips)
+    return;
+  MLIRContext *context = loop.getContext();
+  auto unroll = LLVM::LoopUnrollAttr::get(
+      context, /*disable=*/BoolAttr::get(context, true), /*count=*/{},
+      /*runtimeDisable=*/{}, /*full=*/{}, /*followupUnrolled=*/{},
+      /*followupRemainder=*/{}, /*followupAll=*/{});
+  auto annotation = LLVM::LoopAnnotationAttr::get(
+      context, /*disableNonforced=*/{}, /*vectorize=*/{}, /*interleave=*/{},
+      unroll, /*unrollAndJam=*/{}, /*licm=*/{}, /*distribute=*/{},
+      /*pipeline=*/{}, /*peeled=*/{}, /*unswitch=*/{}, /*mustProgress=*/{},
+      /*isVectorized=*/{}, /*startLoc=*/{}, /*endLoc=*/{},
+      /*parallelAccesses=*/{});
+  // scf-to-cf moves the LLVM dialect's attributes of the loop onto its
+  // latch branch, which becomes the loop's !llvm.loop metadata.
+  loop->setAttr("llvm.loop_annotation", annotation);
+}
+
 /// Carries the accumulators of `loop` in registers.
 static void promote(RewriterBase &rewriter, scf::ForOp loop,
-                    MutableArrayRef<Accumulator> accumulators) {
+                    MutableArrayRef<Accumulator> accumulators,
+                    bool disableUnroll) {
   rewriter.setInsertionPoint(loop);
   SmallVector<Value> inits;
   for (Accumulator &acc : accumulators)
@@ -152,6 +189,8 @@ static void promote(RewriterBase &rewriter, scf::ForOp loop,
   if (failed(replaced))
     return;
   auto newLoop = cast<scf::ForOp>(replaced->getOperation());
+  if (disableUnroll)
+    keepForVectorizer(newLoop);
   rewriter.setInsertionPointAfter(newLoop);
   for (auto [i, acc] : llvm::enumerate(accumulators)) {
     BlockArgument iterArg = newLoop.getRegionIterArgs()[firstNew + i];
@@ -168,6 +207,8 @@ static void promote(RewriterBase &rewriter, scf::ForOp loop,
 namespace {
 struct PromoteAccumulatorsPass
     : public tra::impl::PromoteAccumulatorsPassBase<PromoteAccumulatorsPass> {
+  using PromoteAccumulatorsPassBase::PromoteAccumulatorsPassBase;
+
   void runOnOperation() override {
     SmallVector<scf::ForOp> innermost;
     getOperation()->walk([&](scf::ForOp loop) {
@@ -180,7 +221,7 @@ struct PromoteAccumulatorsPass
     for (scf::ForOp loop : innermost) {
       SmallVector<Accumulator> accumulators = findAccumulators(loop);
       if (!accumulators.empty())
-        promote(rewriter, loop, accumulators);
+        promote(rewriter, loop, accumulators, disableUnroll);
     }
   }
 };

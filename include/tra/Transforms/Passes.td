@@ -313,6 +313,15 @@ def PromoteAccumulatorsPass : Pass<"tra-promote-accumulators"> {
     reduction computes them). `arith.maximumf`/`arith.minimumf` reductions
     vectorize without a flag.
 
+    With `disable-unroll` (the CPU pipeline's choice), a promoted loop of at
+    least 16 iterations (or an unknown count) gets `llvm.loop_annotation`
+    with `unroll<disable = true>`: LLVM unrolls a loop of a constant trip
+    count fully before its loop vectorizer runs and then vectorizes the loop
+    around it instead, across rows, with a gather per element (an attention
+    block's row maximum over 64 keys); with the annotation it vectorizes the
+    reduction itself. `tra-attach-loop-annotations` carries the attribute
+    through to LLVM IR.
+
     ```mlir
     scf.for %t = %c0 to %c256 step %c1 {
       %x = memref.load %in[%s, %t] : memref<128x256xf32>
@@ -334,9 +343,16 @@ def PromoteAccumulatorsPass : Pass<"tra-promote-accumulators"> {
     memref.store %r, %out[%s] : memref<128xf32>
     ```
   }];
+  let options = [
+    Option<"disableUnroll", "disable-unroll", "bool", /*default=*/"false",
+           "Mark promoted loops of at least 16 (or an unknown number of) "
+           "iterations not to be unrolled by LLVM, so that its loop "
+           "vectorizer vectorizes the reduction">
+  ];
   let dependentDialects = ["::mlir::memref::MemRefDialect",
                            "::mlir::scf::SCFDialect",
-                           "::mlir::arith::ArithDialect"];
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::LLVM::LLVMDialect"];
 }
 
 def PrivatizeFillInitsPass : Pass<"tra-privatize-fill-inits"> {
@@ -498,6 +514,30 @@ def ParallelizeLoopsPass : Pass<"tra-parallelize-loops"> {
 //===----------------------------------------------------------------------===//
 // Math functions
 //===----------------------------------------------------------------------===//
+
+def AttachLoopAnnotationsPass : Pass<"tra-attach-loop-annotations"> {
+  let summary = "Make the loop annotations that reach LLVM branches LLVM metadata";
+  let description = [{
+    `convert-scf-to-cf` copies the LLVM dialect's attributes of an `scf.for`
+    (`llvm.loop_annotation`, which `tra-promote-accumulators` sets) onto the
+    loop's latch branch, and `convert-cf-to-llvm` keeps them there under the
+    same name. Translation to LLVM IR reads only the `loop_annotation`
+    property of `llvm.br`/`llvm.cond_br` and would drop the annotation
+    silently. This pass moves it into the property; other ops keep theirs.
+    Runs after `convert-cf-to-llvm`.
+
+    ```mlir
+    llvm.br ^bb1(%i : i64) {llvm.loop_annotation = #llvm.loop_annotation<unroll = <disable = true>>}
+    ```
+
+    becomes
+
+    ```mlir
+    llvm.br ^bb1(%i : i64) {loop_annotation = #llvm.loop_annotation<unroll = <disable = true>>}
+    ```
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
+}
 
 def ReportFailedChecksPass
     : Pass<"tra-report-failed-checks", "::mlir::ModuleOp"> {
