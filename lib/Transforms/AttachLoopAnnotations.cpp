@@ -27,7 +27,7 @@ struct AttachLoopAnnotationsPass
     : public tra::impl::AttachLoopAnnotationsPassBase<
           AttachLoopAnnotationsPass> {
   void runOnOperation() override {
-    constexpr llvm::StringLiteral kName = "llvm.loop_annotation";
+    constexpr llvm::StringLiteral kName = LLVM::LoopAnnotationAttr::name;
     getOperation()->walk([&](Operation *op) {
       auto annotation = op->getAttrOfType<LLVM::LoopAnnotationAttr>(kName);
       if (!annotation)

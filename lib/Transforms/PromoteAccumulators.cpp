@@ -16,11 +16,11 @@
 //
 // With `disable-unroll` (CPU code), the loop also gets LLVM loop metadata
 // that disables unrolling unless it runs fewer than kMinVectorTrips
-// iterations: LLVM unrolls a loop of a
-// constant trip count (64 keys of an attention block) fully before its loop
-// vectorizer runs, and then vectorizes the enclosing loop instead, across
-// the rows, with a gather for every element (reductions along the
-// contiguous dimension ran several times slower that way).
+// iterations: LLVM unrolls a loop of a constant trip count (64 keys of an
+// attention block) fully before its loop vectorizer runs, and then
+// vectorizes the enclosing loop instead, across the rows, with a gather for
+// every element (reductions along the contiguous dimension ran several
+// times slower that way).
 //
 //===----------------------------------------------------------------------===//
 
@@ -162,7 +162,7 @@ static void keepForVectorizer(scf::ForOp loop) {
       /*parallelAccesses=*/{});
   // scf-to-cf moves the LLVM dialect's attributes of the loop onto its
   // latch branch, which becomes the loop's !llvm.loop metadata.
-  loop->setAttr("llvm.loop_annotation", annotation);
+  loop->setAttr(LLVM::LoopAnnotationAttr::name, annotation);
 }
 
 /// Carries the accumulators of `loop` in registers.

@@ -210,8 +210,7 @@ bool generatedQ8Dots() {
 }
 
 /// c = A * W^T + beta * c for one row of A, through the program's kernel:
-/// the rows of W split over the threads as gemvQ8 splits them, each piece in
-/// calls of at most kRows rows.
+/// the rows of W split over the threads as gemvQ8 splits them.
 void gemvQ8Generated(int64_t n, int64_t blocks, const float *a,
                      const Q8Matrix &w, float beta, float *c) {
   const bool parallel = n * blocks * (kQ8Block + 2) >= parallelMinBytes();
@@ -219,22 +218,16 @@ void gemvQ8Generated(int64_t n, int64_t blocks, const float *a,
   forBalancedRows(
       n, rowsPerPiece(w.ldq + 2 * w.lds), parallel,
       [&](int64_t j0, int64_t j1) {
-        constexpr int64_t kRows = 64;
-        float sums[kRows];
-        for (int64_t r0 = j0; r0 < j1; r0 += kRows) {
-          const int64_t rows = std::min(kRows, j1 - r0);
-          float *dst = beta == 0.0f ? c + r0 : sums;
-          TraExecMemRefF32 av = memRefOf(a, k), out = memRefOf(dst, rows);
-          TraExecMemRefI8 qv =
-              memRefOf(w.q + r0 * w.ldq, (rows - 1) * w.ldq + k);
-          TraExecMemRefU16 sv =
-              memRefOf(w.scales + r0 * w.lds, (rows - 1) * w.lds + blocks);
-          _mlir_ciface_tra_exec_dots_f32_q8(rows, blocks, &av, &qv, w.ldq, &sv,
-                                            w.lds, &out);
-          if (beta != 0.0f)
-            for (int64_t r = 0; r < rows; ++r)
-              c[r0 + r] = sums[r] + beta * c[r0 + r];
-        }
+        storeDots(
+            j0, j1, 1.0f, beta, c, [&](int64_t r0, int64_t rows, float *d) {
+              TraExecMemRefF32 av = memRefOf(a, k), out = memRefOf(d, rows);
+              TraExecMemRefI8 qv =
+                  memRefOf(w.q + r0 * w.ldq, (rows - 1) * w.ldq + k);
+              TraExecMemRefU16 sv =
+                  memRefOf(w.scales + r0 * w.lds, (rows - 1) * w.lds + blocks);
+              _mlir_ciface_tra_exec_dots_f32_q8(rows, blocks, &av, &qv, w.ldq,
+                                                &sv, w.lds, &out);
+            });
       });
 }
 

@@ -232,19 +232,10 @@ void tra::exec::gemvRow(int64_t bType, bool transB, int64_t n, int64_t k,
     if (DotsFn dots = getGeneratedDots(bType)) {
       forBalancedRows(
           n, rowsPerPiece(k * size), parallel, [&](int64_t j0, int64_t j1) {
-            if (alpha == 1.0f && beta == 0.0f)
-              return dots(j1 - j0, k, a, bytes + j0 * ldb * size, ldb, c + j0);
-            // Scaled or accumulated: the dot products of a few rows at a
-            // time, then c.
-            constexpr int64_t kRows = 64;
-            float d[kRows];
-            for (int64_t r0 = j0; r0 < j1; r0 += kRows) {
-              const int64_t rows = std::min(kRows, j1 - r0);
-              dots(rows, k, a, bytes + r0 * ldb * size, ldb, d);
-              for (int64_t r = 0; r < rows; ++r)
-                c[r0 + r] =
-                    alpha * d[r] + (beta == 0.0f ? 0.0f : beta * c[r0 + r]);
-            }
+            storeDots(j0, j1, alpha, beta, c,
+                      [&](int64_t r0, int64_t rows, float *d) {
+                        dots(rows, k, a, bytes + r0 * ldb * size, ldb, d);
+                      });
           });
       return;
     }
